@@ -1,0 +1,1 @@
+// FeatureFlags: filled in as the module grows.

@@ -1,0 +1,87 @@
+/// The daemon's configuration (CONFIG.md): every key with its default.
+///
+/// Filled in one documented order: these defaults, the file, its `.d/` drop-ins in lexical order, then the
+/// command line. Defaults that depend on the environment (`$STATE_DIRECTORY`, `$CREDENTIALS_DIRECTORY`, the
+/// machine id) stay nil here and are resolved by the daemon, so that this type stays pure.
+public struct Configuration: Sendable, Equatable {
+    // MARK: [Pushwoosh]
+
+    /// The Pushwoosh application code; empty means the local flag source and no network at all.
+    public var applicationCode: String = ""
+    /// A reverse proxy's address; nil means `https://{ApplicationCode}.api.pushwoosh.com/json/1.3/`.
+    public var serverURL: String?
+    /// The file holding the API token; nil means `$CREDENTIALS_DIRECTORY/pushwoosh-api-token` when that exists.
+    public var apiTokenFile: String?
+    /// The device id; nil means derived from the machine id.
+    public var hwid: String?
+    /// The user id until a client sets one; nil means the HWID.
+    public var userID: String?
+    /// Sent as `device_type` when set.
+    public var deviceType: Int?
+    /// The whole HTTP exchange.
+    public var requestTimeout: Duration = .seconds(10)
+
+    // MARK: [FeatureFlags]
+
+    public var cacheMaxAge: Duration = .seconds(24 * 3600)
+    public var refreshInterval: Duration = .seconds(3600)
+    public var sessionTimeout: Duration = .seconds(30 * 60)
+    public var sessionMaxAge: Duration = .seconds(24 * 3600)
+    public var refreshThrottle: Duration = .seconds(5 * 60)
+    public var disableThrottle: Bool = false
+    public var lifecycle: Lifecycle = .foreground
+    /// The local flags file, served when `applicationCode` is empty.
+    public var localFlagsFile: String?
+    public var retryBackoff: Duration = .seconds(30)
+
+    // MARK: [Daemon]
+
+    public var socketPath: String = Configuration.defaultSocketPath
+    public var socketMode: UInt32 = 0o660
+    /// nil means `$STATE_DIRECTORY`, else `/var/lib/pwflagsd`.
+    public var stateDirectory: String?
+    public var controlGroups: [String] = []
+    public var maxConnections: Int = 256
+    public var maxLineBytes: Int = 65536
+    public var maxPendingBytes: Int = 4_194_304
+    public var maxSubscriptions: Int = 64
+    public var logLevel: LogLevel = .info
+
+    public init() {}
+
+    /// Where clients look when neither `--socket` nor `$PWFLAGS_SOCKET` says otherwise.
+    public static let defaultSocketPath = "/run/pwflagsd/pwflagsd.sock"
+    /// The configuration file read when `--config` is not given, if it exists.
+    public static let defaultConfigPath = "/etc/pwflagsd/pwflagsd.conf"
+    /// The state directory when neither the file nor `$STATE_DIRECTORY` names one.
+    public static let defaultStateDirectory = "/var/lib/pwflagsd"
+
+    /// True when the daemon serves `localFlagsFile` and never calls Pushwoosh.
+    public var usesLocalSource: Bool { applicationCode.isEmpty }
+}
+
+/// How the daemon learns about the app's foreground (BEHAVIOR.md, Sessions on Linux).
+public enum Lifecycle: String, Sendable, CaseIterable {
+    /// The device is an app that is always in the foreground.
+    case foreground
+    /// Programs report the app's state with `setAppState`.
+    case client
+}
+
+/// Log priorities, in the journal's names, most verbose first.
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, notice, warning, err
+
+    /// The syslog priority the journal's `PRIORITY=` field takes.
+    public var syslogPriority: Int {
+        switch self {
+        case .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .err: 3
+        }
+    }
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.syslogPriority > rhs.syslogPriority }
+}

@@ -1,0 +1,1 @@
+// FlagsDaemon: filled in as the module grows.

@@ -1,0 +1,1 @@
+// FlagsProtocol: filled in as the module grows.

@@ -1,0 +1,1 @@
+// PushwooshAPI: filled in as the module grows.

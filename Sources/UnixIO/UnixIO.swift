@@ -1,0 +1,1 @@
+// UnixIO: filled in as the module grows.

@@ -49,6 +49,7 @@ let package = Package(
         .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore"], swiftSettings: strict),
         .testTarget(name: "FlagsProtocolTests", dependencies: ["FlagsProtocol"], swiftSettings: strict),
         .testTarget(name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags"],

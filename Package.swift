@@ -21,6 +21,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify); headers only.
+        .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
         // The Pushwoosh json/1.3 wire format (UPSTREAM.md) and its HTTP transport.
@@ -32,7 +34,7 @@ let package = Package(
         // The daemon's services: store, sources, socket server, systemd glue.
         .target(
             name: "FlagsDaemon",
-            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd", "CLinux"],
             swiftSettings: strict
         ),
         // The client library local Swift apps import.

@@ -1,0 +1,40 @@
+import FlagsProtocol
+import UnixIO
+
+/// One client connection, owned by the server loop's thread and touched by nothing else.
+final class Connection {
+    /// Unique for the daemon's life; file descriptors are reused, ids are not.
+    let id: UInt64
+    let fd: Int32
+    let peer: PeerCredentials
+    var framer: LineFramer
+    /// Unsent output; `outputOffset` bytes of it are already written.
+    var output: [UInt8] = []
+    var outputOffset = 0
+    /// A request that may wait is being carried out; later lines wait so that responses keep request order.
+    var busy = false
+    /// Set after an unrecoverable framing error: send what is queued, then close.
+    var closeAfterFlush = false
+    /// Subscription id to its keys (nil: every key), in creation order for deterministic fan-out.
+    var subscriptions: [(id: String, keys: Set<String>?)] = []
+    /// The epoll events currently registered.
+    var interest: UInt32 = 0
+    private var cachedGroups: [UInt32]??
+
+    init(id: UInt64, fd: Int32, peer: PeerCredentials, maxLineBytes: Int) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        self.framer = LineFramer(maximumLineBytes: maxLineBytes)
+    }
+
+    var pendingBytes: Int { output.count - outputOffset }
+
+    /// The peer's supplementary groups, asked of the kernel once.
+    var supplementaryGroups: [UInt32]? {
+        if let cachedGroups { return cachedGroups }
+        let groups = UnixSocket.peerGroups(fd)
+        cachedGroups = .some(groups)
+        return groups
+    }
+}

@@ -1,0 +1,42 @@
+public import FlagsCore
+import FlagsProtocol
+
+/// One immutable state of the visible flag set, with every flag's wire form encoded once per change.
+///
+/// Requests read snapshots without copying or re-encoding: `get` answers with bytes encoded when the flags
+/// arrived, not per request.
+public final class FlagSnapshot: Sendable {
+    /// Counts changes of the visible flag set since the daemon started (PROTOCOL.md).
+    public let revision: Int
+    public let flags: FlagSet
+    /// Each flag's wire object, by key.
+    let encoded: [String: [UInt8]]
+    /// The `flags` array of `getAll` and `listen`, sorted by key.
+    let encodedList: [UInt8]
+
+    init(revision: Int, flags: FlagSet) {
+        self.revision = revision
+        self.flags = flags
+        var encoded: [String: [UInt8]] = [:]
+        encoded.reserveCapacity(flags.count)
+        var list: [UInt8] = [UInt8(ascii: "[")]
+        for (position, flag) in flags.sorted.enumerated() {
+            let bytes = flag.wireBytes
+            encoded[flag.key] = bytes
+            if position > 0 { list.append(UInt8(ascii: ",")) }
+            list.append(contentsOf: bytes)
+        }
+        list.append(UInt8(ascii: "]"))
+        self.encoded = encoded
+        self.encodedList = list
+    }
+
+    /// The empty set every daemon starts with.
+    static let initial = FlagSnapshot(revision: 0, flags: FlagSet())
+}
+
+/// A change of the visible flag set (R9): the new snapshot and what differs from the previous one.
+public struct FlagUpdate: Sendable {
+    public let snapshot: FlagSnapshot
+    public let diff: FlagDiff
+}

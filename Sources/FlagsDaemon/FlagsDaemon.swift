@@ -1,1 +1,0 @@
-// FlagsDaemon: filled in as the module grows.

@@ -1,0 +1,82 @@
+public import FlagsCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The daemon's log: a level, a message, and fields named the way the journal names them (`FLAG_KEY`).
+///
+/// Lines go to stderr; systemd sends stderr to the journal. Nothing secret is ever passed in: the API token
+/// is read by the upstream client alone and no log call takes it.
+public final class Logger: Sendable {
+    private let threshold: Mutex<LogLevel>
+    private let sink: @Sendable (LogLevel, String, [(String, String)]) -> Void
+
+    /// A logger writing to stderr.
+    public convenience init(level: LogLevel) {
+        self.init(level: level, sink: Logger.writeToStandardError)
+    }
+
+    /// A logger with its own sink, for tests.
+    public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void) {
+        self.threshold = Mutex(level)
+        self.sink = sink
+    }
+
+    /// The least important level written.
+    public var level: LogLevel {
+        get { threshold.withLock { $0 } }
+        set { threshold.withLock { $0 = newValue } }
+    }
+
+    public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        guard level >= self.level else { return }
+        sink(level, message, fields.map { ($0.key, $0.value) })
+    }
+
+    public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(.debug, message, fields)
+    }
+
+    public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(.info, message, fields)
+    }
+
+    public func notice(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(.notice, message, fields)
+    }
+
+    public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(.warning, message, fields)
+    }
+
+    public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(.err, message, fields)
+    }
+
+    /// `<level>: message FIELD=value …`, one line; newlines in values are escaped so a line stays a line.
+    @Sendable static func writeToStandardError(level: LogLevel, message: String, fields: [(String, String)]) {
+        var line = "\(level.rawValue): \(message)"
+        for (name, value) in fields {
+            let needsQuotes = value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" })
+            let escaped = value.replacingNewlines()
+            line += " \(name)=" + (needsQuotes ? "\"\(escaped.replacingQuotes())\"" : escaped)
+        }
+        line += "\n"
+        // One write(2) per line, so that lines from several threads never interleave.
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { raw in _ = write(STDERR_FILENO, raw.baseAddress, raw.count) }
+    }
+}
+
+extension String {
+    fileprivate func replacingNewlines() -> String {
+        guard contains(where: \.isNewline) else { return self }
+        return String(flatMap { $0.isNewline ? ["\\", "n"] : [$0] })
+    }
+
+    fileprivate func replacingQuotes() -> String {
+        String(flatMap { $0 == "\"" ? ["\\", "\""] : [$0] })
+    }
+}

@@ -1,0 +1,25 @@
+public import FlagsCore
+
+/// The bounds on what clients may make the server hold (CONFIG.md, [Daemon]).
+public struct ServerLimits: Sendable, Equatable {
+    public var maxConnections: Int
+    public var maxLineBytes: Int
+    public var maxPendingBytes: Int
+    public var maxSubscriptions: Int
+
+    public init(maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304, maxSubscriptions: Int = 64) {
+        self.maxConnections = maxConnections
+        self.maxLineBytes = maxLineBytes
+        self.maxPendingBytes = maxPendingBytes
+        self.maxSubscriptions = maxSubscriptions
+    }
+
+    public init(_ configuration: Configuration) {
+        self.init(
+            maxConnections: configuration.maxConnections,
+            maxLineBytes: configuration.maxLineBytes,
+            maxPendingBytes: configuration.maxPendingBytes,
+            maxSubscriptions: configuration.maxSubscriptions
+        )
+    }
+}

@@ -1,0 +1,527 @@
+import CLinux
+import FlagsCore
+import FlagsProtocol
+import Synchronization
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The socket server's event loop: one thread, epoll, non-blocking sockets.
+///
+/// Everything a request touches on the hot path (connections, subscriptions, the loop's snapshot) is owned by
+/// this thread, so `get` takes no lock. Other threads talk to the loop only through `post(_:)`: a locked inbox
+/// and an eventfd that wakes `epoll_wait`.
+final class ServerLoop: @unchecked Sendable {
+    /// Messages to the loop from other threads.
+    enum Mail: Sendable {
+        case update(FlagUpdate)
+        case completion(connection: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>)
+        case limits(ServerLimits)
+        case shutdown
+    }
+
+    /// A request the loop hands to the async side because it may wait.
+    struct Work: Sendable {
+        let connection: UInt64
+        let requestID: JSONValue?
+        let call: Call
+        let peer: PeerCredentials
+    }
+
+    /// A callback run on the loop thread every `interval` (the systemd watchdog), so that a hung loop stops it.
+    struct Heartbeat: Sendable {
+        let interval: Duration
+        let action: @Sendable () -> Void
+    }
+
+    private enum Phase {
+        case running
+        case draining(deadline: UInt64)
+    }
+
+    // Shared with other threads.
+    private let inbox = Mutex<[Mail]>([])
+    private let wakeFD: Int32
+
+    // Loop thread only.
+    private let epollFD: Int32
+    private var listenFD: Int32
+    private var limits: ServerLimits
+    private let access: AccessPolicy
+    private let handler: any RequestHandler
+    private let logger: Logger
+    private let submit: @Sendable (Work) -> Void
+    private let heartbeat: Heartbeat?
+    private var snapshot: FlagSnapshot
+    private var connections: [Int32: Connection] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var nextSubscriptionID = 1
+    private var subscriptionCount = 0
+    private var phase = Phase.running
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    private var refusedSinceLog = 0
+    private var lastRefusalLog: UInt64 = 0
+
+    /// The drain allowed at shutdown for in-flight requests and unsent output.
+    static let drainTimeout: UInt64 = 2_000_000_000
+
+    init(
+        listenFD: Int32,
+        store: FlagStore,
+        handler: any RequestHandler,
+        limits: ServerLimits,
+        access: AccessPolicy,
+        logger: Logger,
+        heartbeat: Heartbeat?,
+        submit: @escaping @Sendable (Work) -> Void
+    ) throws(SystemError) {
+        self.listenFD = listenFD
+        self.handler = handler
+        self.limits = limits
+        self.access = access
+        self.logger = logger
+        self.heartbeat = heartbeat
+        self.submit = submit
+        let epollFD = try syscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        let wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        guard wakeFD >= 0 else {
+            let error = SystemError("eventfd", errno: errno)
+            close(epollFD)
+            throw error
+        }
+        self.epollFD = epollFD
+        self.wakeFD = wakeFD
+        self.snapshot = FlagSnapshot.initial
+        try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
+        try register(listenFD, events: UInt32(EPOLLIN.rawValue))
+        // Observe before reading the snapshot so that no update falls between the two.
+        self.snapshot = store.observe { [weak self] update in self?.post(.update(update)) }
+    }
+
+    deinit {
+        close(wakeFD)
+        close(epollFD)
+    }
+
+    /// Hands a message to the loop from any thread.
+    func post(_ message: Mail) {
+        inbox.withLock { $0.append(message) }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    // MARK: The loop
+
+    /// Runs until shutdown has drained every connection; closes the listening socket and every connection.
+    func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var nextBeat = heartbeat.map { Self.now() + Self.nanoseconds($0.interval) }
+        heartbeat?.action()
+        while true {
+            if case .draining(let deadline) = phase, connections.isEmpty || Self.now() >= deadline { break }
+            var timeout: Int32 = -1
+            if let beat = nextBeat { timeout = Self.milliseconds(until: beat) }
+            if case .draining(let deadline) = phase { timeout = min(timeout < 0 ? Int32.max : timeout, Self.milliseconds(until: deadline)) }
+            let count = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            if count < 0 {
+                if errno == EINTR { continue }
+                logger.error("epoll_wait failed; the server stops", ["ERRNO": String(errno)])
+                break
+            }
+            for index in 0..<Int(count) {
+                let event = events[index]
+                let fd = event.data.fd
+                if fd == wakeFD {
+                    drainInbox()
+                } else if fd == listenFD {
+                    acceptConnections()
+                } else if let connection = connections[fd] {
+                    handle(event.events, on: connection)
+                }
+            }
+            if let beat = nextBeat, let heartbeat, Self.now() >= beat {
+                heartbeat.action()
+                nextBeat = Self.now() + Self.nanoseconds(heartbeat.interval)
+            }
+        }
+        for connection in connections.values { closeConnection(connection) }
+        if listenFD >= 0 {
+            close(listenFD)
+            listenFD = -1
+        }
+    }
+
+    private func drainInbox() {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, 8)
+        let messages = inbox.withLock { inbox in
+            defer { inbox.removeAll(keepingCapacity: true) }
+            return inbox
+        }
+        for message in messages {
+            switch message {
+            case .update(let update): apply(update)
+            case .completion(let id, let requestID, let result): complete(connectionID: id, requestID: requestID, result: result)
+            case .limits(let newLimits): limits = newLimits
+            case .shutdown: beginDraining()
+            }
+        }
+    }
+
+    private func beginDraining() {
+        guard case .running = phase else { return }
+        phase = .draining(deadline: Self.now() + Self.drainTimeout)
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil)
+        close(listenFD)
+        listenFD = -1
+        // Lines already received are answered; nothing new is read.
+        for connection in Array(connections.values) {
+            processLines(connection)
+            settle(connection)
+        }
+    }
+
+    // MARK: Connections
+
+    private func acceptConnections() {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EAGAIN: return
+                case EMFILE, ENFILE:
+                    logger.error("out of file descriptors; a connection waits in the backlog")
+                    return
+                default:
+                    logger.warning("accept failed", ["ERRNO": String(errno)])
+                    return
+                }
+            }
+            guard connections.count < limits.maxConnections, case .running = phase else {
+                close(fd)
+                noteRefusedConnection()
+                continue
+            }
+            // accept4 is hidden behind _GNU_SOURCE; two fcntl calls per connection cost nothing that matters.
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            guard (try? UnixSocket.setNonBlocking(fd)) != nil, let peer = try? UnixSocket.peerCredentials(fd) else {
+                close(fd)
+                continue
+            }
+            let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
+            nextConnectionID += 1
+            connections[fd] = connection
+            updateInterest(connection)
+        }
+    }
+
+    /// Logs refusals past `MaxConnections` at most once a second, so a flood cannot flood the journal too.
+    private func noteRefusedConnection() {
+        refusedSinceLog += 1
+        let now = Self.now()
+        guard now - lastRefusalLog >= 1_000_000_000 else { return }
+        logger.warning(
+            "refused connections past MaxConnections",
+            ["CONNECTIONS_REFUSED": String(refusedSinceLog), "MAX_CONNECTIONS": String(limits.maxConnections)]
+        )
+        refusedSinceLog = 0
+        lastRefusalLog = now
+    }
+
+    private func handle(_ events: UInt32, on connection: Connection) {
+        if events & UInt32(EPOLLOUT.rawValue) != 0 {
+            flush(connection)
+            guard connections[connection.fd] === connection else { return }
+        }
+        if events & (UInt32(EPOLLIN.rawValue) | UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)) != 0 {
+            readFrom(connection)
+        }
+    }
+
+    private func readFrom(_ connection: Connection) {
+        let count = readBuffer.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
+        if count < 0 {
+            if errno == EAGAIN || errno == EINTR { return }
+            closeConnection(connection)
+            return
+        }
+        if count == 0 {
+            // The peer is gone; a half-received line dies with it.
+            closeConnection(connection)
+            return
+        }
+        connection.framer.append(readBuffer[0..<count])
+        processLines(connection)
+        settle(connection)
+    }
+
+    /// Answers complete lines until one has to wait or the input runs out.
+    private func processLines(_ connection: Connection) {
+        while !connection.busy, !connection.closeAfterFlush {
+            switch connection.framer.next() {
+            case .needMore:
+                return
+            case .tooLong:
+                Message.writeError(id: .null, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
+                connection.closeAfterFlush = true
+                logger.warning("closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
+            case .line(let line):
+                handleLine(line, on: connection)
+            }
+        }
+    }
+
+    /// Writes what it can, adjusts the epoll interest, and closes the connection when it is done.
+    private func settle(_ connection: Connection) {
+        guard connections[connection.fd] === connection else { return }
+        flush(connection)
+        guard connections[connection.fd] === connection else { return }
+        if connection.pendingBytes == 0, connection.closeAfterFlush || (isDraining && !connection.busy) {
+            closeConnection(connection)
+            return
+        }
+        updateInterest(connection)
+    }
+
+    private var isDraining: Bool {
+        if case .draining = phase { return true }
+        return false
+    }
+
+    private func flush(_ connection: Connection) {
+        while connection.outputOffset < connection.output.count {
+            let written = connection.output.withUnsafeBytes { raw in
+                let start = raw.baseAddress.map { $0 + connection.outputOffset }
+                return send(connection.fd, start, raw.count - connection.outputOffset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN { break }
+                closeConnection(connection)
+                return
+            }
+            connection.outputOffset += written
+        }
+        if connection.outputOffset == connection.output.count {
+            // Keep a small buffer for the next answers; give back what a burst made large.
+            connection.output.removeAll(keepingCapacity: connection.output.capacity <= 65536)
+            connection.outputOffset = 0
+        } else if connection.pendingBytes > limits.maxPendingBytes {
+            logger.warning(
+                "closed a connection whose client does not read its output",
+                ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
+            )
+            closeConnection(connection)
+        }
+    }
+
+    private func updateInterest(_ connection: Connection) {
+        var events = UInt32(EPOLLRDHUP.rawValue)
+        if !connection.busy, !connection.closeAfterFlush, !isDraining { events |= UInt32(EPOLLIN.rawValue) }
+        if connection.pendingBytes > 0 { events |= UInt32(EPOLLOUT.rawValue) }
+        guard events != connection.interest else { return }
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = connection.fd
+        let operation = connection.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        if epoll_ctl(epollFD, operation, connection.fd, &event) == 0 {
+            connection.interest = events
+        } else {
+            closeConnection(connection)
+        }
+    }
+
+    private func closeConnection(_ connection: Connection) {
+        guard connections[connection.fd] === connection else { return }
+        connections[connection.fd] = nil
+        subscriptionCount -= connection.subscriptions.count
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
+        close(connection.fd)
+    }
+
+    private func register(_ fd: Int32, events: UInt32) throws(SystemError) {
+        var event = epoll_event()
+        event.events = events
+        event.data.fd = fd
+        try syscall("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+    }
+
+    // MARK: Time
+
+    static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+
+    private static func milliseconds(until deadline: UInt64) -> Int32 {
+        let now = now()
+        guard deadline > now else { return 0 }
+        return Int32(min(UInt64(Int32.max), (deadline - now + 999_999) / 1_000_000))
+    }
+}
+
+extension ServerLoop {
+    // MARK: Requests
+
+    private func handleLine(_ line: ArraySlice<UInt8>, on connection: Connection) {
+        let request: Request
+        switch Request.decode(line) {
+        case .failure(let failure):
+            if let id = failure.id { Message.writeError(id: id, error: failure.error, to: &connection.output) }
+            return
+        case .success(let decoded):
+            request = decoded
+        }
+        let call: Call
+        do {
+            call = try Call(method: request.method, params: request.params)
+        } catch {
+            if let id = request.id { Message.writeError(id: id, error: error, to: &connection.output) }
+            return
+        }
+        if let refusal = permissionError(for: call, on: connection) {
+            logger.notice("refused a control method", ["METHOD": call.method, "PEER_UID": String(connection.peer.uid)])
+            if let id = request.id { Message.writeError(id: id, error: refusal, to: &connection.output) }
+            return
+        }
+        switch call {
+        case .get(let key):
+            guard let id = request.id else { return }
+            let encoded = snapshot.encoded[key]
+            Message.writeResult(id: id, to: &connection.output) { output in
+                output.append(contentsOf: #"{"flag":"#.utf8)
+                if let encoded { output.append(contentsOf: encoded) } else { output.append(contentsOf: "null".utf8) }
+                output.append(UInt8(ascii: "}"))
+            }
+        case .isEnabled(let key, let fallback):
+            guard let id = request.id else { return }
+            let flag = snapshot.flags[key]
+            let result: JSONValue = ["enabled": .bool(flag?.isEnabled ?? fallback), "found": .bool(flag != nil)]
+            Message.writeResult(id: id, result: result, to: &connection.output)
+        case .getAll:
+            guard let id = request.id else { return }
+            writeListing(id: id, subscription: nil, to: &connection.output)
+        case .listen(let keys):
+            subscribe(connection, keys: keys, requestID: request.id)
+        case .unlisten(let subscription):
+            guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
+                if let id = request.id {
+                    let error = RPCError.invalidParams("subscription", "is not a subscription of this connection")
+                    Message.writeError(id: id, error: error, to: &connection.output)
+                }
+                return
+            }
+            connection.subscriptions.remove(at: index)
+            subscriptionCount -= 1
+            if let id = request.id { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
+        case .status:
+            guard let id = request.id else { return }
+            var fields = handler.statusFields()
+            fields["flags"] = .number(Double(snapshot.flags.count))
+            fields["revision"] = .number(Double(snapshot.revision))
+            fields["connections"] = .number(Double(connections.count))
+            fields["subscriptions"] = .number(Double(subscriptionCount))
+            Message.writeResult(id: id, result: .object(fields), to: &connection.output)
+        case .refresh, .logImpression, .setUserId, .setAppState, .pushRegistered, .reload:
+            connection.busy = true
+            submit(Work(connection: connection.id, requestID: request.id, call: call, peer: connection.peer))
+        }
+    }
+
+    private func permissionError(for call: Call, on connection: Connection) -> RPCError? {
+        if case .reload = call {
+            return access.isPrivileged(connection.peer) ? nil : .notPermitted(call.method)
+        }
+        guard call.isControl else { return nil }
+        let allowed = access.mayControl(connection.peer) { connection.supplementaryGroups }
+        return allowed ? nil : .notPermitted(call.method)
+    }
+
+    private func subscribe(_ connection: Connection, keys: [String]?, requestID: JSONValue?) {
+        guard connection.subscriptions.count < limits.maxSubscriptions else {
+            if let requestID {
+                Message.writeError(id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions), to: &connection.output)
+            }
+            return
+        }
+        let subscription = "s\(nextSubscriptionID)"
+        nextSubscriptionID += 1
+        connection.subscriptions.append((subscription, keys.map(Set.init)))
+        subscriptionCount += 1
+        guard let requestID else { return }
+        if let keys {
+            let wanted = Set(keys)
+            let flags = snapshot.flags.sorted.filter { wanted.contains($0.key) }
+            Message.writeResult(id: requestID, to: &connection.output) { output in
+                output.append(contentsOf: #"{"subscription":"#.utf8)
+                JSONValue.writeString(subscription, to: &output)
+                output.append(contentsOf: #","revision":"#.utf8)
+                JSONValue.writeNumber(Double(snapshot.revision), to: &output)
+                output.append(contentsOf: #","flags":"#.utf8)
+                Message.writeFlags(flags, to: &output)
+                output.append(UInt8(ascii: "}"))
+            }
+        } else {
+            writeListing(id: requestID, subscription: subscription, to: &connection.output)
+        }
+    }
+
+    /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`) from the snapshot's encoded list.
+    private func writeListing(id: JSONValue, subscription: String?, to output: inout [UInt8]) {
+        Message.writeResult(id: id, to: &output) { output in
+            output.append(UInt8(ascii: "{"))
+            if let subscription {
+                output.append(contentsOf: #""subscription":"#.utf8)
+                JSONValue.writeString(subscription, to: &output)
+                output.append(UInt8(ascii: ","))
+            }
+            output.append(contentsOf: #""revision":"#.utf8)
+            JSONValue.writeNumber(Double(snapshot.revision), to: &output)
+            output.append(contentsOf: #","flags":"#.utf8)
+            output.append(contentsOf: snapshot.encodedList)
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private func complete(connectionID: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>) {
+        guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
+        connection.busy = false
+        if let requestID {
+            switch result {
+            case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output)
+            case .failure(let error): Message.writeError(id: requestID, error: error, to: &connection.output)
+            }
+        }
+        processLines(connection)
+        settle(connection)
+    }
+
+    /// Tells every subscription whose keys the update touches (R9), in one pass over the connections.
+    private func apply(_ update: FlagUpdate) {
+        guard update.snapshot.revision > snapshot.revision else { return }
+        snapshot = update.snapshot
+        guard subscriptionCount > 0 else { return }
+        for connection in Array(connections.values) where !connection.subscriptions.isEmpty {
+            for subscription in connection.subscriptions {
+                let diff = update.diff.restricted(to: subscription.keys)
+                guard !diff.isEmpty else { continue }
+                FlagsChanged(
+                    subscription: subscription.id,
+                    revision: update.snapshot.revision,
+                    changed: diff.changed,
+                    removed: diff.removed
+                ).write(to: &connection.output)
+            }
+            settle(connection)
+        }
+    }
+}

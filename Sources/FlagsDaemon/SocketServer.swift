@@ -1,0 +1,78 @@
+import Foundation
+public import UnixIO
+
+/// The local socket server of PROTOCOL.md: an epoll loop on its own thread for the socket, and a task group
+/// for requests that may wait.
+public final class SocketServer: Service {
+    private let loop: ServerLoop
+    private let work: AsyncStream<ServerLoop.Work>
+    private let workSink: AsyncStream<ServerLoop.Work>.Continuation
+    private let handler: any RequestHandler
+
+    /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
+    public init(
+        listenFD: Int32,
+        store: FlagStore,
+        handler: any RequestHandler,
+        limits: ServerLimits,
+        access: AccessPolicy,
+        logger: Logger,
+        heartbeat: (interval: Duration, action: @Sendable () -> Void)? = nil
+    ) throws(SystemError) {
+        // Each connection has at most one request in flight, so the stream is bounded by MaxConnections.
+        let (work, workSink) = AsyncStream<ServerLoop.Work>.makeStream(bufferingPolicy: .unbounded)
+        self.work = work
+        self.workSink = workSink
+        self.handler = handler
+        self.loop = try ServerLoop(
+            listenFD: listenFD,
+            store: store,
+            handler: handler,
+            limits: limits,
+            access: access,
+            logger: logger,
+            heartbeat: heartbeat.map { ServerLoop.Heartbeat(interval: $0.interval, action: $0.action) },
+            submit: { workSink.yield($0) }
+        )
+    }
+
+    /// Serves until `shutdown()`: then stops accepting, answers the lines already received, flushes, and returns.
+    public func run() async {
+        let loop = self.loop
+        let handler = self.handler
+        let workSink = self.workSink
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                        let thread = Thread {
+                            loop.run()
+                            workSink.finish()
+                            done.resume()
+                        }
+                        thread.name = "pwflagsd-socket"
+                        thread.start()
+                    }
+                }
+                for await item in work {
+                    group.addTask {
+                        let result = await handler.perform(item.call, peer: item.peer)
+                        loop.post(.completion(connection: item.connection, requestID: item.requestID, result: result))
+                    }
+                }
+            }
+        } onCancel: {
+            loop.post(.shutdown)
+        }
+    }
+
+    /// Begins a graceful shutdown; `run()` returns when it is done.
+    public func shutdown() {
+        loop.post(.shutdown)
+    }
+
+    /// Applies new limits (a reload); connections already open keep their line limit.
+    public func update(limits: ServerLimits) {
+        loop.post(.limits(limits))
+    }
+}

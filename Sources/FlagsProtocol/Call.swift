@@ -1,0 +1,112 @@
+public import FlagsCore
+
+/// Every method of PROTOCOL.md with its parameters checked and typed.
+public enum Call: Sendable, Equatable {
+    case get(key: String)
+    case getAll
+    case isEnabled(key: String, default: Bool)
+    case refresh
+    /// `keys` nil: every key.
+    case listen(keys: [String]?)
+    case unlisten(subscription: String)
+    case logImpression(key: String)
+    /// An empty user id means back to the HWID.
+    case setUserId(String)
+    case setAppState(AppState)
+    case pushRegistered
+    case status
+    case reload
+
+    /// The app's state as `setAppState` reports it.
+    public enum AppState: String, Sendable, Equatable {
+        case foreground, background
+    }
+
+    /// The methods that change the daemon's state for everyone; limited by `ControlGroups`.
+    public var isControl: Bool {
+        switch self {
+        case .setUserId, .setAppState, .pushRegistered: true
+        default: false
+        }
+    }
+
+    /// The method's name on the wire.
+    public var method: String {
+        switch self {
+        case .get: "get"
+        case .getAll: "getAll"
+        case .isEnabled: "isEnabled"
+        case .refresh: "refresh"
+        case .listen: "listen"
+        case .unlisten: "unlisten"
+        case .logImpression: "logImpression"
+        case .setUserId: "setUserId"
+        case .setAppState: "setAppState"
+        case .pushRegistered: "pushRegistered"
+        case .status: "status"
+        case .reload: "reload"
+        }
+    }
+
+    /// The params object on the wire.
+    public var params: [String: JSONValue] {
+        switch self {
+        case .get(let key), .logImpression(let key): ["key": .string(key)]
+        case .isEnabled(let key, let defaultValue): ["key": .string(key), "default": .bool(defaultValue)]
+        case .listen(let keys): keys.map { ["keys": .array($0.map(JSONValue.string))] } ?? [:]
+        case .unlisten(let subscription): ["subscription": .string(subscription)]
+        case .setUserId(let userId): ["userId": .string(userId)]
+        case .setAppState(let state): ["state": .string(state.rawValue)]
+        case .getAll, .refresh, .pushRegistered, .status, .reload: [:]
+        }
+    }
+
+    /// Types a request's method and params, or says which is wrong (-32601, -32602).
+    public init(method: String, params: [String: JSONValue]) throws(RPCError) {
+        switch method {
+        case "get": self = .get(key: try Self.string("key", in: params))
+        case "getAll": self = .getAll
+        case "isEnabled":
+            let fallback: Bool
+            switch params["default"] {
+            case .none, .null?: fallback = false
+            case .bool(let value)?: fallback = value
+            case .some: throw RPCError.invalidParams("default", "must be a boolean")
+            }
+            self = .isEnabled(key: try Self.string("key", in: params), default: fallback)
+        case "refresh": self = .refresh
+        case "listen":
+            switch params["keys"] {
+            case .none, .null?: self = .listen(keys: nil)
+            case .array(let elements)?:
+                var keys: [String] = []
+                for element in elements {
+                    guard let key = element.stringValue else {
+                        throw RPCError.invalidParams("keys", "must be an array of strings")
+                    }
+                    keys.append(key)
+                }
+                self = .listen(keys: keys)
+            case .some: throw RPCError.invalidParams("keys", "must be an array of strings")
+            }
+        case "unlisten": self = .unlisten(subscription: try Self.string("subscription", in: params))
+        case "logImpression": self = .logImpression(key: try Self.string("key", in: params))
+        case "setUserId": self = .setUserId(try Self.string("userId", in: params))
+        case "setAppState":
+            guard let state = AppState(rawValue: try Self.string("state", in: params)) else {
+                throw RPCError.invalidParams("state", "must be \"foreground\" or \"background\"")
+            }
+            self = .setAppState(state)
+        case "pushRegistered": self = .pushRegistered
+        case "status": self = .status
+        case "reload": self = .reload
+        default: throw RPCError.methodNotFound(method)
+        }
+    }
+
+    private static func string(_ name: String, in params: [String: JSONValue]) throws(RPCError) -> String {
+        guard let value = params[name] else { throw RPCError.invalidParams(name, "is missing") }
+        guard let text = value.stringValue else { throw RPCError.invalidParams(name, "must be a string") }
+        return text
+    }
+}

@@ -1,1 +1,0 @@
-// FlagsProtocol: filled in as the module grows.

@@ -1,0 +1,145 @@
+public import FlagsCore
+
+/// The lines the daemon writes: responses and notifications, compact and newline-terminated.
+public enum Message {
+    /// Appends `{"jsonrpc":"2.0","id":ID,"result":RESULT}\n`.
+    public static func writeResult(id: JSONValue, result: JSONValue, to output: inout [UInt8]) {
+        writeResult(id: id, to: &output) { result.write(to: &$0) }
+    }
+
+    /// Appends a result line whose result object `writeBody` writes itself (the fast path for flags).
+    public static func writeResult(id: JSONValue, to output: inout [UInt8], writeBody: (inout [UInt8]) -> Void) {
+        output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        id.write(to: &output)
+        output.append(contentsOf: #","result":"#.utf8)
+        writeBody(&output)
+        output.append(contentsOf: "}\n".utf8)
+    }
+
+    /// Appends `{"jsonrpc":"2.0","id":ID,"error":{…}}\n`.
+    public static func writeError(id: JSONValue, error: RPCError, to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        id.write(to: &output)
+        output.append(contentsOf: #","error":"#.utf8)
+        error.jsonValue.write(to: &output)
+        output.append(contentsOf: "}\n".utf8)
+    }
+
+    /// Appends a notification line `{"jsonrpc":"2.0","method":M,"params":P}\n`.
+    public static func writeNotification(method: String, to output: inout [UInt8], writeParams: (inout [UInt8]) -> Void) {
+        output.append(contentsOf: #"{"jsonrpc":"2.0","method":"#.utf8)
+        JSONValue.writeString(method, to: &output)
+        output.append(contentsOf: #","params":"#.utf8)
+        writeParams(&output)
+        output.append(contentsOf: "}\n".utf8)
+    }
+
+    /// Appends a JSON array of flag objects, in the given order.
+    public static func writeFlags(_ flags: some Sequence<Flag>, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        var first = true
+        for flag in flags {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            flag.writeWire(to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+}
+
+/// A line the daemon sent, as a client reads it.
+public enum IncomingMessage: Sendable, Equatable {
+    case response(id: JSONValue, result: Result<JSONValue, RPCError>)
+    case notification(method: String, params: JSONValue)
+
+    /// Reads one line; nil when it is neither a response nor a notification.
+    public init?(line: some Collection<UInt8>) {
+        guard let value = try? JSONValue(parsing: Array(line)), value.objectValue != nil else { return nil }
+        if let method = value["method"]?.stringValue {
+            self = .notification(method: method, params: value["params"] ?? .object([:]))
+            return
+        }
+        guard let id = value["id"] else { return nil }
+        if let errorValue = value["error"] {
+            guard let error = RPCError(json: errorValue) else { return nil }
+            self = .response(id: id, result: .failure(error))
+        } else if let result = value["result"] {
+            self = .response(id: id, result: .success(result))
+        } else {
+            return nil
+        }
+    }
+}
+
+/// The `flagsChanged` notification of PROTOCOL.md.
+public struct FlagsChanged: Sendable, Equatable {
+    public static let method = "flagsChanged"
+
+    public var subscription: String
+    public var revision: Int
+    public var changed: [Flag]
+    public var removed: [String]
+
+    public init(subscription: String, revision: Int, changed: [Flag], removed: [String]) {
+        self.subscription = subscription
+        self.revision = revision
+        self.changed = changed
+        self.removed = removed
+    }
+
+    /// Appends the notification line.
+    public func write(to output: inout [UInt8]) {
+        Message.writeNotification(method: Self.method, to: &output) { params in
+            params.append(contentsOf: #"{"subscription":"#.utf8)
+            JSONValue.writeString(subscription, to: &params)
+            params.append(contentsOf: #","revision":"#.utf8)
+            JSONValue.writeNumber(Double(revision), to: &params)
+            params.append(contentsOf: #","changed":"#.utf8)
+            Message.writeFlags(changed, to: &params)
+            params.append(contentsOf: #","removed":"#.utf8)
+            JSONValue.array(removed.map(JSONValue.string)).write(to: &params)
+            params.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Reads the params of a `flagsChanged` notification.
+    public init?(params: JSONValue) {
+        guard let subscription = params["subscription"]?.stringValue, let revision = params["revision"]?.integerValue,
+            let changed = params["changed"]?.arrayValue, let removed = params["removed"]?.arrayValue
+        else { return nil }
+        let flags = changed.compactMap(Flag.init(wire:))
+        let keys = removed.compactMap(\.stringValue)
+        guard flags.count == changed.count, keys.count == removed.count else { return nil }
+        self.init(subscription: subscription, revision: revision, changed: flags, removed: keys)
+    }
+}
+
+/// The flag list of `getAll`, `refresh` and `listen`: a revision and the flags sorted by key.
+public struct FlagListing: Sendable, Equatable {
+    public var revision: Int
+    public var flags: [Flag]
+    /// `listen` only.
+    public var subscription: String?
+    /// `refresh` only.
+    public var fromNetwork: Bool?
+
+    public init(revision: Int, flags: [Flag], subscription: String? = nil, fromNetwork: Bool? = nil) {
+        self.revision = revision
+        self.flags = flags
+        self.subscription = subscription
+        self.fromNetwork = fromNetwork
+    }
+
+    /// Reads a result object.
+    public init?(result: JSONValue) {
+        guard let revision = result["revision"]?.integerValue, let list = result["flags"]?.arrayValue else { return nil }
+        let flags = list.compactMap(Flag.init(wire:))
+        guard flags.count == list.count else { return nil }
+        self.init(
+            revision: revision,
+            flags: flags,
+            subscription: result["subscription"]?.stringValue,
+            fromNetwork: result["fromNetwork"]?.boolValue
+        )
+    }
+}

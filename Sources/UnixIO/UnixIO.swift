@@ -1,1 +1,0 @@
-// UnixIO: filled in as the module grows.

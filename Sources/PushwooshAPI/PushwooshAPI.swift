@@ -1,1 +1,0 @@
-// PushwooshAPI: filled in as the module grows.

@@ -1,0 +1,83 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Calls Pushwoosh over HTTPS: one exchange per call, bounded in time and size, no redirects, no cookies, no cache.
+///
+/// Every result is a `Result` rather than a throw, because every failure has an R11 status the daemon reports.
+public final class PushwooshClient: Sendable {
+    /// The bound on the whole exchange, from connect to the last byte (`RequestTimeout`).
+    public let requestTimeout: Duration
+    /// The largest reply body accepted.
+    public let maximumReplyBytes: Int
+    private let apiToken: String?
+
+    /// A client sending `Authorization: Token {apiToken}` when a token is given.
+    public init(
+        apiToken: String?, requestTimeout: Duration = .seconds(10),
+        maximumReplyBytes: Int = PushwooshEnvelope.maximumBodyBytes
+    ) {
+        self.apiToken = apiToken
+        self.requestTimeout = requestTimeout
+        self.maximumReplyBytes = maximumReplyBytes
+    }
+
+    /// Asks for this device's flags.
+    public func getFeatureFlags(base: URL, common: CommonFields) async -> Result<FeatureFlagsReply, PushwooshError> {
+        let request = PushwooshRequest.getFeatureFlags(base: base, common: common, apiToken: apiToken)
+        return await send(request).flatMap { body in
+            Result { () throws(PushwooshError) in try FeatureFlagsReply.decode(body: body) }
+        }
+    }
+
+    /// Sends one event; success means HTTP 200 with envelope `status_code` 200.
+    public func postEvent(base: URL, common: CommonFields, event: PushwooshEvent) async -> Result<Void, PushwooshError>
+    {
+        let request = PushwooshRequest.postEvent(base: base, common: common, apiToken: apiToken, event: event)
+        return await send(request).flatMap { body in
+            Result { () throws(PushwooshError) in _ = try PushwooshEnvelope.decode(body: body) }
+        }
+    }
+
+    /// Performs `request` and returns the body of an HTTP 200 reply.
+    public func send(_ request: PushwooshRequest) async -> Result<[UInt8], PushwooshError> {
+        let exchange = HTTPExchange(limit: maximumReplyBytes)
+        let session = URLSession(configuration: configuration(), delegate: exchange, delegateQueue: nil)
+        // The session holds its delegate strongly until invalidated.
+        defer { session.invalidateAndCancel() }
+        let urlRequest = request.urlRequest(timeout: requestTimeout)
+        let timeout = requestTimeout
+        // URLSession's own timeouts reset on every byte; racing a sleep bounds the whole exchange.
+        let outcome = await withTaskGroup(of: ExchangeOutcome.self) { group in
+            group.addTask { await exchange.run(session: session, request: urlRequest) }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: timeout)
+                    return .failure(.noReply("timed out after \(timeout)"))
+                } catch {
+                    return .failure(.noReply("cancelled"))
+                }
+            }
+            let first = await group.next() ?? .failure(.noReply("cancelled"))
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .ok(let body): return .success(body)
+        case .failure(let error): return .failure(error.redacting(apiToken))
+        }
+    }
+
+    private func configuration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        configuration.timeoutIntervalForRequest = requestTimeout.seconds
+        configuration.timeoutIntervalForResource = requestTimeout.seconds
+        return configuration
+    }
+}

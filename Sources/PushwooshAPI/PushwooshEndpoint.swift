@@ -1,0 +1,46 @@
+public import Foundation
+
+/// Where calls go: the default Pushwoosh address or an accepted reverse proxy (R16).
+public enum PushwooshEndpoint {
+    /// The path every base address must end with (R16).
+    public static let requiredSuffix = "json/1.3/"
+
+    /// `https://{applicationCode}.api.pushwoosh.com/json/1.3/`, or nil when the code cannot be a host label.
+    public static func defaultBase(applicationCode: String) -> URL? {
+        // The code becomes part of a host name, so anything beyond letters, digits and '-' is refused rather
+        // than letting a configuration typo point the daemon at another host.
+        let allowed = applicationCode.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar == "-" || CharacterSet.alphanumerics.contains(scalar))
+        }
+        guard !applicationCode.isEmpty, allowed else { return nil }
+        return URL(string: "https://\(applicationCode).api.pushwoosh.com/\(requiredSuffix)")
+    }
+
+    /// True when `string` may serve as a base address under R16.
+    ///
+    /// R16 asks for the `json/1.3/` ending; an http or https scheme and a host are required as well, since
+    /// nothing else can be called.
+    public static func isAcceptableBase(_ string: String) -> Bool {
+        guard string.hasSuffix(requiredSuffix), let components = URLComponents(string: string),
+            let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            let host = components.host, !host.isEmpty, components.query == nil, components.fragment == nil
+        else { return false }
+        return URL(string: string) != nil
+    }
+
+    /// The base for the configuration: `serverURL` when set (and acceptable), else the default address.
+    ///
+    /// Fails with status 0 (never sent) for a rejected server URL or an unusable application code.
+    public static func base(serverURL: String?, applicationCode: String) -> Result<URL, PushwooshError> {
+        if let serverURL {
+            guard isAcceptableBase(serverURL), let url = URL(string: serverURL) else {
+                return .failure(.notSent("server URL \(serverURL) does not end with \(requiredSuffix) (R16)"))
+            }
+            return .success(url)
+        }
+        guard let url = defaultBase(applicationCode: applicationCode) else {
+            return .failure(.notSent(applicationCode.isEmpty ? "no application code" : "invalid application code"))
+        }
+        return .success(url)
+    }
+}

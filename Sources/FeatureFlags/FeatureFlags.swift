@@ -1,1 +1,0 @@
-// FeatureFlags: filled in as the module grows.

@@ -1,0 +1,160 @@
+public import FlagsCore
+import Foundation
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The whole daemon: builds the services from a configuration, serves until SIGTERM or SIGINT, shuts down.
+public final class Daemon: Sendable {
+    private let configuration: Configuration
+    private let environment: [String: String]
+    private let logger: Logger
+
+    public init(configuration: Configuration, environment: [String: String], logger: Logger) {
+        self.configuration = configuration
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// Why the daemon could not start; `main` prints it and exits 1.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Runs until a shutdown signal, then shuts down gracefully.
+    public func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let signals = SignalWatcher.signals([SIGTERM, SIGINT, SIGHUP])
+
+        let stateDirectory = StateDirectory(path: resolvedStateDirectory)
+        if let problem = stateDirectory.prepare() {
+            logger.warning("the state directory is unusable; nothing survives a restart: \(problem)")
+        }
+        let hwid = resolveHWID(stateDirectory)
+        let store = FlagStore()
+        let local = configuration.usesLocalSource
+            ? LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger) : nil
+        local?.load()
+
+        let (listenFD, ownedPath) = try openSocket()
+        let controller = DaemonController(
+            configuration: configuration,
+            hwid: hwid,
+            store: store,
+            local: local,
+            stateDirectory: stateDirectory,
+            logger: logger
+        )
+        let (groups, unknownGroups) = AccessPolicy.resolveGroups(configuration.controlGroups)
+        if !unknownGroups.isEmpty {
+            logger.warning("ControlGroups names groups that do not exist", ["GROUPS": unknownGroups.joined(separator: " ")])
+        }
+        let access = AccessPolicy(controlGroups: configuration.controlGroups.isEmpty ? nil : groups)
+        let watchdog = Systemd.watchdogInterval()
+        let server: SocketServer
+        do {
+            server = try SocketServer(
+                listenFD: listenFD,
+                store: store,
+                handler: controller,
+                limits: ServerLimits(configuration),
+                access: access,
+                logger: logger,
+                heartbeat: watchdog.map { (interval: $0 / 2, action: { Systemd.notifyWatchdog() }) }
+            )
+        } catch {
+            close(listenFD)
+            throw StartError(description: "cannot start the socket server: \(error)")
+        }
+
+        let status = statusLine(store: store, local: local)
+        logger.notice("pwflagsd \(PWFlagsVersion.current) serving", ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status])
+        Systemd.notifyReady(status: status)
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await server.run() }
+            if let local {
+                group.addTask { await local.run() }
+            }
+            for await number in signals {
+                if number == SIGHUP {
+                    logger.notice("SIGHUP: reload is not implemented yet; the running configuration stays")
+                    continue
+                }
+                logger.notice("shutting down", ["SIGNAL": number == SIGTERM ? "SIGTERM" : "SIGINT"])
+                break
+            }
+            Systemd.notifyStopping()
+            server.shutdown()
+            // The server drains first; the watchers stop after it (reverse start order).
+            await group.next()
+            group.cancelAll()
+        }
+        if let ownedPath { unlink(ownedPath) }
+        logger.info("stopped")
+    }
+
+    private var resolvedStateDirectory: String {
+        if let path = configuration.stateDirectory { return path }
+        if let fromSystemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first { return String(fromSystemd) }
+        return Configuration.defaultStateDirectory
+    }
+
+    /// The HWID: configured, else derived from the machine id, else a random id kept in the state directory.
+    private func resolveHWID(_ stateDirectory: StateDirectory) -> String {
+        if let hwid = configuration.hwid { return hwid }
+        if let derived = Systemd.machineAppSpecificID() { return derived }
+        if let saved = stateDirectory.read("hwid").map({ String(decoding: $0, as: UTF8.self) }), saved.count == 32 {
+            return saved
+        }
+        let generated = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        logger.warning("no /etc/machine-id: using a random HWID kept in the state directory")
+        try? stateDirectory.writeAtomically("hwid", Array(generated.utf8))
+        return generated
+    }
+
+    /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing
+    /// a live one. Returns the path to unlink at exit, nil for an activated socket that systemd owns.
+    private func openSocket() throws -> (Int32, String?) {
+        let activated = Systemd.activatedSockets()
+        for fd in activated.rejected {
+            logger.warning("ignored a passed file descriptor that is not a listening Unix stream socket", ["FD": String(fd)])
+        }
+        if let fd = activated.sockets.first {
+            try UnixSocket.setNonBlocking(fd)
+            return (fd, nil)
+        }
+        let path = configuration.socketPath
+        switch UnixSocket.probe(path) {
+        case .inUse:
+            throw StartError(description: "another pwflagsd is already serving \(path); not taking its socket")
+        case .notASocket:
+            throw StartError(description: "\(path) exists and is not a socket; remove it or choose another SocketPath")
+        case .stale:
+            logger.notice("replacing a stale socket left by an earlier daemon", ["SOCKET": path])
+            unlink(path)
+        case .absent:
+            break
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        do {
+            return (try UnixSocket.listen(at: path, mode: configuration.socketMode), path)
+        } catch {
+            throw StartError(description: "cannot listen on \(path): \(error.reason)")
+        }
+    }
+
+    private func statusLine(store: FlagStore, local: LocalFlagSource?) -> String {
+        let count = store.current.flags.count
+        if let local {
+            if let problem = local.problem { return "Local file: \(count) flags; \(problem)" }
+            return "Local file: \(count) flags from \(local.path ?? "-")"
+        }
+        return "Pushwoosh \(configuration.applicationCode): \(count) flags"
+    }
+}

@@ -1,0 +1,143 @@
+import CLinux
+import Dispatch
+import FlagsCore
+public import Foundation
+import PushwooshAPI
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The local flag source: `LocalFlagsFile` in the `getFeatureFlags` `response` shape, served when
+/// `ApplicationCode` is empty, re-read when it changes and on `refresh`.
+///
+/// An unreadable or invalid file never costs the flags already served: the last good set stays, and the
+/// reason goes to the log and to `status`.
+public final class LocalFlagSource: Service {
+    public let path: String?
+    private let store: FlagStore
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var loadedAt: Date?
+        var problem: String?
+    }
+
+    /// The biggest file read, as for an upstream reply.
+    static let maximumFileBytes = 8 * 1024 * 1024
+
+    public init(path: String?, store: FlagStore, logger: Logger) {
+        self.path = path
+        self.store = store
+        self.logger = logger
+    }
+
+    /// When the flags served were last read successfully.
+    public var loadedAt: Date? { state.withLock { $0.loadedAt } }
+
+    /// Why the last read failed, or nil when it succeeded.
+    public var problem: String? { state.withLock { $0.problem } }
+
+    /// Reads the file and serves what it holds; on failure keeps the last good flags and returns the reason.
+    @discardableResult
+    public func load() -> Result<Int, LocalFlagsError> {
+        guard let path else {
+            let error = LocalFlagsError(reason: "no LocalFlagsFile is configured, so there are no flags to serve")
+            state.withLock { $0.problem = error.reason }
+            return .failure(error)
+        }
+        switch Self.read(path) {
+        case .success(let flags):
+            let update = store.replace(with: FlagSet(flags))
+            state.withLock {
+                $0.loadedAt = Date()
+                $0.problem = nil
+            }
+            logger.info(
+                "loaded the local flags file",
+                ["FLAGS_FILE": path, "FLAG_COUNT": String(flags.count), "REVISION": String(store.current.revision)]
+            )
+            if let update, !update.diff.isEmpty {
+                logger.debug("local flags changed", ["CHANGED": String(update.diff.changed.count), "REMOVED": String(update.diff.removed.count)])
+            }
+            return .success(flags.count)
+        case .failure(let error):
+            state.withLock { $0.problem = error.reason }
+            logger.warning("kept the last good flags: \(error.reason)", ["FLAGS_FILE": path])
+            return .failure(error)
+        }
+    }
+
+    /// Reads and decodes a flags file.
+    static func read(_ path: String) -> Result<[Flag], LocalFlagsError> {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = String(cString: strerror(errno))
+            return .failure(LocalFlagsError(reason: "cannot read \(path): \(reason)"))
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: maximumFileBytes + 1) ?? Data()
+        } catch {
+            return .failure(LocalFlagsError(reason: "cannot read \(path): \(error.localizedDescription)"))
+        }
+        guard data.count <= maximumFileBytes else {
+            return .failure(LocalFlagsError(reason: "\(path) is larger than \(maximumFileBytes) bytes"))
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: [UInt8](data))
+        } catch {
+            return .failure(LocalFlagsError(reason: "\(path) is not valid JSON: \(error)"))
+        }
+        do {
+            return .success(try FeatureFlagsResponse.decode(responseObject: value).flags)
+        } catch {
+            return .failure(LocalFlagsError(reason: "\(path) is not a getFeatureFlags response: \(error.reason)"))
+        }
+    }
+
+    /// Watches the file with inotify until cancelled, re-reading it after each change.
+    ///
+    /// The directory is watched, not the file, so that editors that write a new file and rename it over the old
+    /// one, and files that appear later, are both seen. Events within `settleDelay` are read as one change.
+    public func run() async {
+        guard let path else { return await Self.waitForCancellation() }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let name = url.lastPathComponent
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else {
+            logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
+            return await Self.waitForCancellation()
+        }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
+        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+            logger.warning(
+                "cannot watch the directory of the local flags file; edits are seen on refresh only",
+                ["FLAGS_FILE": path, "ERRNO": String(errno)]
+            )
+            close(fd)
+            return await Self.waitForCancellation()
+        }
+        let queue = DispatchQueue(label: "pwflagsd.local-flags")
+        let watcher = InotifyWatcher(fd: fd, name: name, queue: queue) { [weak self] in self?.load() }
+        watcher.start()
+        await Self.waitForCancellation()
+        watcher.stop()
+    }
+
+    static func waitForCancellation() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+}
+
+/// Why the local flags file could not be served.
+public struct LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}

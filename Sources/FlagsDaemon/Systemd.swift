@@ -1,0 +1,95 @@
+import CSystemd
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every libsystemd call the daemon makes, in one place, handing back Swift types.
+public enum Systemd {
+    /// Sends a state string to the service manager; a no-op when `$NOTIFY_SOCKET` is not set.
+    public static func notify(_ state: String) {
+        _ = sd_notify(0, state)
+    }
+
+    /// `READY=1`, with a status line.
+    public static func notifyReady(status: String) {
+        notify("READY=1\nSTATUS=\(status.singleLine)")
+    }
+
+    /// `STATUS=…`, the line `systemctl status` shows.
+    public static func notifyStatus(_ status: String) {
+        notify("STATUS=\(status.singleLine)")
+    }
+
+    /// `STOPPING=1`.
+    public static func notifyStopping() {
+        notify("STOPPING=1\nSTATUS=Shutting down")
+    }
+
+    /// `RELOADING=1` with the `MONOTONIC_USEC` systemd 253+ expects; older managers ignore the extra field.
+    public static func notifyReloading() {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        let microseconds = UInt64(spec.tv_sec) * 1_000_000 + UInt64(spec.tv_nsec) / 1000
+        notify("RELOADING=1\nMONOTONIC_USEC=\(microseconds)")
+    }
+
+    /// `WATCHDOG=1`.
+    public static func notifyWatchdog() {
+        notify("WATCHDOG=1")
+    }
+
+    /// The watchdog interval the manager expects pings within, or nil when the watchdog is off.
+    public static func watchdogInterval() -> Duration? {
+        var microseconds: UInt64 = 0
+        guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
+        return .microseconds(Int64(microseconds))
+    }
+
+    /// The listening Unix stream sockets passed by socket activation (`LISTEN_FDS`), checked with
+    /// `sd_is_socket_unix`; empty when the daemon was started without activation.
+    public static func activatedSockets() -> (sockets: [Int32], rejected: [Int32]) {
+        let count = sd_listen_fds(1)
+        guard count > 0 else { return ([], []) }
+        var sockets: [Int32] = []
+        var rejected: [Int32] = []
+        for fd in SD_LISTEN_FDS_START..<(SD_LISTEN_FDS_START + count) {
+            if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 {
+                sockets.append(fd)
+            } else {
+                rejected.append(fd)
+            }
+        }
+        return (sockets, rejected)
+    }
+
+    /// The application-specific machine id (`sd_id128_get_machine_app_specific`): 32 hex digits, stable
+    /// across restarts, and not the machine id itself. Nil when the machine has no `/etc/machine-id`.
+    public static func machineAppSpecificID() -> String? {
+        var result = sd_id128_t()
+        guard sd_id128_get_machine_app_specific(applicationID, &result) == 0 else { return nil }
+        return withUnsafeBytes(of: result.bytes) { raw in
+            raw.map { byte in
+                let hex = Array("0123456789abcdef")
+                return String([hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            }.joined()
+        }
+    }
+
+    /// pwflagsd's own application id (generated once with `systemd-id128 new`); changing it changes every HWID.
+    private static let applicationID: sd_id128_t = {
+        var id = sd_id128_t()
+        let bytes: [UInt8] = [
+            0x5c, 0x3e, 0x8a, 0x41, 0x0f, 0x2d, 0x4b, 0x96, 0xa7, 0x1e, 0x63, 0xd2, 0x98, 0x0b, 0x7f, 0x25,
+        ]
+        withUnsafeMutableBytes(of: &id.bytes) { raw in raw.copyBytes(from: bytes) }
+        return id
+    }()
+}
+
+extension String {
+    /// The status protocol is line-based: a newline would end the field early.
+    fileprivate var singleLine: String {
+        String(map { $0.isNewline ? " " : $0 })
+    }
+}

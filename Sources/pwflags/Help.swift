@@ -1,0 +1,89 @@
+/// The CLI's help texts, one per command.
+enum Help {
+    static let general = """
+        pwflags: read Pushwoosh feature flags from pwflagsd
+
+        Usage: pwflags [--socket PATH] [--json] [--wait SECONDS] COMMAND [ARGS]
+
+        Commands:
+          get KEY                              the flag, or exit 1 when there is none
+          is-enabled KEY [--default BOOL]      true or false; exit 0 when enabled, 1 when not
+          property KEY NAME --type TYPE [--default VALUE]
+                                               a typed property read (string, number, bool, json)
+          list                                 every flag
+          listen [KEY...]                      a line per change until interrupted
+          status                               what the daemon is doing
+          refresh                              fetch flags now (subject to RefreshThrottle)
+          impression KEY                       log that the user reached the flag's code
+
+        Options:
+          --socket PATH    the daemon's socket (default: $PWFLAGS_SOCKET, else /run/pwflagsd/pwflagsd.sock)
+          --json           print JSON for programs instead of text
+          --wait SECONDS   keep trying to connect for up to SECONDS (for scripts that start with the daemon)
+          --help           this text, or a command's own with `pwflags COMMAND --help`
+
+        Exit status: 0 success, 1 flag absent or disabled or call refused, 2 usage, 69 daemon unreachable.
+        """
+
+    static func text(for command: String) -> String? {
+        switch command {
+        case "get":
+            """
+            Usage: pwflags get KEY [--json]
+
+            Prints the flag KEY: whether it is enabled, the rule that decided it, its properties.
+            Keys are case-sensitive. Exit 1 when the daemon has no such flag (R3).
+            """
+        case "is-enabled":
+            """
+            Usage: pwflags is-enabled KEY [--default BOOL] [--json]
+
+            Prints true or false. When there is no flag KEY, prints the default (false unless given).
+            Exit 0 when the answer is true, 1 when it is false, so that `if pwflags is-enabled KEY` works.
+            """
+        case "property":
+            """
+            Usage: pwflags property KEY NAME --type string|number|bool|json [--default VALUE] [--json]
+
+            Prints the property NAME of flag KEY read as TYPE. A missing property, or one of another type,
+            gives the default; json has no default and prints nothing then. Exit 1 when the flag is absent
+            (the default is still printed) or when there is nothing to print.
+            """
+        case "list":
+            """
+            Usage: pwflags list [--json]
+
+            Prints every flag sorted by key. With --json: {"revision":N,"flags":[...]}.
+            """
+        case "listen":
+            """
+            Usage: pwflags listen [KEY...] [--json]
+
+            Prints a line for each change of the given flags (all flags when none are given) until interrupted.
+            With --json each line is the params of a flagsChanged notification.
+            """
+        case "status":
+            """
+            Usage: pwflags status [--json]
+
+            Prints the daemon's status: source, flag count, fetch time, errors, session.
+            """
+        case "refresh":
+            """
+            Usage: pwflags refresh [--json]
+
+            Asks the daemon to fetch flags now. Within RefreshThrottle of the last fetch it answers with the
+            stored flags. Exit 1 with the R11 status when the refresh fails.
+            """
+        case "impression":
+            """
+            Usage: pwflags impression KEY [--json]
+
+            Tells Pushwoosh the user reached the code flag KEY controls (once per flag, rule and state per
+            session). Prints the outcome: sent, duplicate, noFlag, failed or logged.
+            """
+        default:
+            nil
+        }
+    }
+}

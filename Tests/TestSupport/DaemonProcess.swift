@@ -1,0 +1,133 @@
+public import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The real `pwflagsd` binary, started on a temporary socket with a configuration the test writes, and known
+/// to be ready when it sends `READY=1` to a fake `NOTIFY_SOCKET`.
+public final class DaemonProcess: @unchecked Sendable {
+    public let directory: TemporaryDirectory
+    public let socketPath: String
+    public let configPath: String
+    public let logPath: String
+    public let notify: NotifySocket
+    public let process: Process
+    private let exit = ExitStatus()
+
+    /// The folder holding the package's built products, found next to the running test bundle.
+    public static var productsDirectory: URL {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        // swift test runs `…/debug/pwflagsdPackageTests.xctest`; some runners go through a nested bundle.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("pwflagsd").path),
+            directory.path != "/"
+        {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory
+    }
+
+    /// The path of a built executable of the package.
+    public static func executable(_ name: String) -> String {
+        productsDirectory.appendingPathComponent(name).path
+    }
+
+    /// Writes `config` (the `[Daemon]` socket and state lines are added unless `addDefaults` is false) and
+    /// starts the daemon; returns once it sent `READY=1`.
+    public init(
+        config: String = "",
+        directory: TemporaryDirectory? = nil,
+        addDefaults: Bool = true,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        waitForReady: Bool = true
+    ) throws {
+        let directory = try directory ?? TemporaryDirectory()
+        self.directory = directory
+        socketPath = directory.file("d.sock")
+        configPath = directory.file("pwflagsd.conf")
+        logPath = directory.file("daemon.log")
+        var text = config
+        if addDefaults {
+            text += "\n[Daemon]\nSocketPath=\(socketPath)\nStateDirectory=\(directory.file("state"))\n"
+        }
+        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
+        notify = try NotifySocket(path: directory.file("notify-\(UUID().uuidString.prefix(8)).sock"))
+
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable("pwflagsd"))
+        process.arguments = ["--config", configPath] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = notify.path
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle.nullDevice
+        let exit = self.exit
+        process.terminationHandler = { finished in exit.status.withLock { $0 = finished.terminationStatus } }
+        try process.run()
+        if waitForReady {
+            guard notify.waitFor("READY=1") != nil else {
+                process.terminate()
+                throw DaemonProcessError.notReady(log: log)
+            }
+        }
+    }
+
+    /// Everything the daemon wrote to stderr so far.
+    public var log: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    public var isRunning: Bool { exit.status.withLock { $0 == nil } }
+
+    /// Sends a signal.
+    public func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the process to exit and returns its status; nil after `timeout`.
+    public func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = exit.status.withLock({ $0 }) { return status }
+            usleep(5_000)
+        }
+        return nil
+    }
+
+    /// SIGTERM, then wait for the exit status; SIGKILL if it does not come.
+    @discardableResult
+    public func stop() -> Int32? {
+        guard isRunning else { return exit.status.withLock { $0 } }
+        signal(SIGTERM)
+        if let status = waitForExit() { return status }
+        signal(SIGKILL)
+        _ = waitForExit(timeout: .seconds(5))
+        return nil
+    }
+
+    /// Stops the daemon and removes its directory.
+    public func cleanUp() {
+        stop()
+        directory.remove()
+    }
+}
+
+public enum DaemonProcessError: Error, CustomStringConvertible {
+    case notReady(log: String)
+
+    public var description: String {
+        switch self {
+        case .notReady(let log): "pwflagsd did not send READY=1; its log:\n\(log)"
+        }
+    }
+}
+
+/// The exit status, set by the termination handler on another thread.
+private final class ExitStatus: Sendable {
+    let status = Mutex<Int32?>(nil)
+}

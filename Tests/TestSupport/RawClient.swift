@@ -1,0 +1,78 @@
+public import FlagsCore
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A socket client for tests that must send exactly the bytes they choose, garbage included.
+public final class RawClient {
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(socketPath: String) throws {
+        fd = try UnixSocket.connect(to: socketPath)
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Sends bytes as they are.
+    public func send(_ bytes: [UInt8]) throws {
+        try UnixSocket.writeAll(fd, bytes)
+    }
+
+    /// Sends a line of text with its newline.
+    public func send(line: String) throws {
+        try send(Array((line + "\n").utf8))
+    }
+
+    /// The next line the daemon wrote, parsed; nil when the connection closed or `timeout` passed.
+    public func readJSON(timeout: Duration = .seconds(10)) -> JSONValue? {
+        guard let line = readLine(timeout: timeout) else { return nil }
+        return try? JSONValue(parsing: line)
+    }
+
+    /// Sends a request and returns the next line; nil when none came.
+    public func request(_ line: String, timeout: Duration = .seconds(10)) throws -> JSONValue? {
+        try send(line: line)
+        return readJSON(timeout: timeout)
+    }
+
+    /// The next line, without its newline; nil when the connection closed or `timeout` passed.
+    public func readLine(timeout: Duration = .seconds(10)) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            guard waitReadable(until: deadline) else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// True when the daemon closed the connection within `timeout` (reads until end of stream).
+    public func isClosedByPeer(timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while waitReadable(until: deadline) {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return true }
+        }
+        return false
+    }
+
+    private func waitReadable(until deadline: ContinuousClock.Instant) -> Bool {
+        let remaining = deadline - ContinuousClock.now
+        guard remaining > .zero else { return false }
+        let milliseconds = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000) + 1
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
+    }
+}

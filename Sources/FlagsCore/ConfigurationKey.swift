@@ -1,0 +1,49 @@
+/// A key of the configuration file, spelled as in CONFIG.md; keys are case-sensitive, as in systemd.
+///
+/// The cases run in CONFIG.md's order, which the rendering and the reference file follow.
+public enum ConfigurationKey: String, Sendable, CaseIterable {
+    // [Pushwoosh]
+    case applicationCode = "ApplicationCode"
+    case serverURL = "ServerURL"
+    case apiTokenFile = "APITokenFile"
+    case hwid = "HWID"
+    case userID = "UserID"
+    case deviceType = "DeviceType"
+    case requestTimeout = "RequestTimeout"
+
+    // [FeatureFlags]
+    case cacheMaxAge = "CacheMaxAge"
+    case refreshInterval = "RefreshInterval"
+    case sessionTimeout = "SessionTimeout"
+    case sessionMaxAge = "SessionMaxAge"
+    case refreshThrottle = "RefreshThrottle"
+    case disableThrottle = "DisableThrottle"
+    case lifecycle = "Lifecycle"
+    case localFlagsFile = "LocalFlagsFile"
+    case retryBackoff = "RetryBackoff"
+
+    // [Daemon]
+    case socketPath = "SocketPath"
+    case socketMode = "SocketMode"
+    case stateDirectory = "StateDirectory"
+    case controlGroups = "ControlGroups"
+    case maxConnections = "MaxConnections"
+    case maxLineBytes = "MaxLineBytes"
+    case maxPendingBytes = "MaxPendingBytes"
+    case maxSubscriptions = "MaxSubscriptions"
+    case logLevel = "LogLevel"
+
+    /// The section the key belongs in.
+    public var section: ConfigurationSection {
+        switch self {
+        case .applicationCode, .serverURL, .apiTokenFile, .hwid, .userID, .deviceType, .requestTimeout:
+            .pushwoosh
+        case .cacheMaxAge, .refreshInterval, .sessionTimeout, .sessionMaxAge, .refreshThrottle, .disableThrottle,
+            .lifecycle, .localFlagsFile, .retryBackoff:
+            .featureFlags
+        case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
+            .maxPendingBytes, .maxSubscriptions, .logLevel:
+            .daemon
+        }
+    }
+}

@@ -1,0 +1,238 @@
+extension ConfigurationParser {
+    /// Validates a non-empty value for `key` and stores it, or returns why it is wrong (leaving `configuration`).
+    ///
+    /// `name` is how the message calls the setting; `origin` locates the file whose directory relative paths are
+    /// resolved against.
+    static func apply(
+        _ key: ConfigurationKey,
+        value: String,
+        name: String,
+        origin: ConfigurationOrigin,
+        to configuration: inout Configuration
+    ) -> String? {
+        let shown = quoted(value)
+        switch key {
+        case .applicationCode:
+            guard value.unicodeScalars.allSatisfy({ isASCIIAlphanumeric($0) || $0 == "-" }) else {
+                return "invalid application code '\(shown)' for \(name) (expected letters, digits and hyphens only)"
+            }
+            configuration.applicationCode = value
+        case .serverURL:
+            guard isHTTPURL(value) else {
+                return "invalid URL '\(shown)' for \(name) (expected an absolute http:// or https:// URL with a host)"
+            }
+            configuration.serverURL = value
+        case .apiTokenFile:
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.apiTokenFile = resolved(value, relativeTo: origin)
+        case .hwid:
+            if let message = identifierProblem(value, name: name) { return message }
+            configuration.hwid = value
+        case .userID:
+            if let message = identifierProblem(value, name: name) { return message }
+            configuration.userID = value
+        case .deviceType:
+            guard let number = Int(value) else { return "invalid integer '\(shown)' for \(name)" }
+            configuration.deviceType = number
+        case .requestTimeout:
+            return setDuration(value, name: name, allowingZero: false, at: \.requestTimeout, in: &configuration)
+        case .cacheMaxAge:
+            return setDuration(value, name: name, allowingZero: false, at: \.cacheMaxAge, in: &configuration)
+        case .refreshInterval:
+            return setDuration(value, name: name, allowingZero: false, at: \.refreshInterval, in: &configuration)
+        case .sessionTimeout:
+            return setDuration(value, name: name, allowingZero: false, at: \.sessionTimeout, in: &configuration)
+        case .sessionMaxAge:
+            return setDuration(value, name: name, allowingZero: false, at: \.sessionMaxAge, in: &configuration)
+        case .refreshThrottle:
+            // R10: zero is meaningful, it turns the throttle window off without `DisableThrottle`.
+            return setDuration(value, name: name, allowingZero: true, at: \.refreshThrottle, in: &configuration)
+        case .retryBackoff:
+            return setDuration(value, name: name, allowingZero: false, at: \.retryBackoff, in: &configuration)
+        case .disableThrottle:
+            guard let flag = boolean(value) else {
+                return "invalid boolean '\(shown)' for \(name) (expected yes/no, true/false, on/off, 1/0)"
+            }
+            configuration.disableThrottle = flag
+        case .lifecycle:
+            guard let lifecycle = Lifecycle(rawValue: value) else {
+                return "invalid lifecycle '\(shown)' for \(name) (expected foreground or client)"
+            }
+            configuration.lifecycle = lifecycle
+        case .localFlagsFile:
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.localFlagsFile = resolved(value, relativeTo: origin)
+        case .socketPath:
+            guard value.hasPrefix("/") else { return "invalid socket path '\(shown)' for \(name) (must be absolute)" }
+            if let message = pathProblem(value, name: name) { return message }
+            let bytes = value.utf8.count
+            guard bytes <= maximumSocketPathBytes else {
+                return "socket path '\(shown)' for \(name) is too long "
+                    + "(\(bytes) bytes, at most \(maximumSocketPathBytes) fit in sun_path)"
+            }
+            configuration.socketPath = value
+        case .socketMode:
+            guard let mode = octalMode(value) else {
+                return "invalid mode '\(shown)' for \(name) (expected an octal mode from 0 to 0777, such as 0660)"
+            }
+            configuration.socketMode = mode
+        case .stateDirectory:
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.stateDirectory = value
+        case .controlGroups:
+            let groups = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let invalid = groups.filter { !isGroupName($0) }
+            guard invalid.isEmpty else {
+                let list = invalid.map { "'\(quoted($0))'" }.joined(separator: ", ")
+                return "invalid group name\(invalid.count == 1 ? "" : "s") \(list) for \(name)"
+            }
+            configuration.controlGroups = groups
+        case .maxConnections:
+            guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
+            configuration.maxConnections = number
+        case .maxLineBytes:
+            guard let number = Int(value), number >= minimumMaxLineBytes else {
+                return "invalid number '\(shown)' for \(name) (expected an integer of at least \(minimumMaxLineBytes))"
+            }
+            configuration.maxLineBytes = number
+        case .maxPendingBytes:
+            guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
+            configuration.maxPendingBytes = number
+        case .maxSubscriptions:
+            guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
+            configuration.maxSubscriptions = number
+        case .logLevel:
+            guard let level = LogLevel(rawValue: value) else {
+                return "invalid log level '\(shown)' for \(name) (expected debug, info, notice, warning or err)"
+            }
+            configuration.logLevel = level
+        }
+        return nil
+    }
+
+    // MARK: Value checks
+
+    private static func setDuration(
+        _ value: String,
+        name: String,
+        allowingZero: Bool,
+        at keyPath: WritableKeyPath<Configuration, Duration>,
+        in configuration: inout Configuration
+    ) -> String? {
+        guard let duration = Duration(systemdTimeSpan: value) else {
+            return "invalid duration '\(quoted(value))' for \(name)"
+        }
+        guard allowingZero || duration > .zero else {
+            return "invalid duration '\(quoted(value))' for \(name) (must be greater than 0)"
+        }
+        configuration[keyPath: keyPath] = duration
+        return nil
+    }
+
+    /// systemd's boolean spellings (`parse_boolean`), case-insensitive.
+    static func boolean(_ value: String) -> Bool? {
+        switch value.lowercased() {
+        case "yes", "true", "on", "1": true
+        case "no", "false", "off", "0": false
+        default: nil
+        }
+    }
+
+    private static func positiveInteger(_ value: String) -> Int? {
+        guard let number = Int(value), number > 0 else { return nil }
+        return number
+    }
+
+    private static func positiveIntegerMessage(_ shown: String, _ name: String) -> String {
+        "invalid number '\(shown)' for \(name) (expected a positive integer)"
+    }
+
+    /// An octal permission mode such as `0660` or `660`, at most `0777`.
+    private static func octalMode(_ value: String) -> UInt32? {
+        var mode: UInt32 = 0
+        for scalar in value.unicodeScalars {
+            guard ("0"..."7").contains(scalar) else { return nil }
+            mode = mode * 8 + (scalar.value - 48)
+            guard mode <= 0o777 else { return nil }
+        }
+        return mode
+    }
+
+    /// Paths may hold almost anything, but a control character is surely a mistake, and NUL cannot reach open(2).
+    private static func pathProblem(_ value: String, name: String) -> String? {
+        guard containsControlCharacter(value) else { return nil }
+        return "invalid path '\(quoted(value))' for \(name) (contains a control character)"
+    }
+
+    /// Ids travel in JSON and log lines; a control character there is a mistake.
+    private static func identifierProblem(_ value: String, name: String) -> String? {
+        guard containsControlCharacter(value) else { return nil }
+        return "invalid value '\(quoted(value))' for \(name) (contains a control character)"
+    }
+
+    private static func containsControlCharacter(_ value: String) -> Bool {
+        value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// A relative path taken as relative to the directory of the file that named it, as in `config/demo.conf`.
+    static func resolved(_ path: String, relativeTo origin: ConfigurationOrigin) -> String {
+        guard !path.hasPrefix("/"), origin != .commandLine, let slash = origin.file.lastIndex(of: "/") else {
+            return path
+        }
+        let directory = origin.file[..<slash]
+        return directory.isEmpty ? "/" + path : directory + "/" + path
+    }
+
+    private static func isASCIIAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+    }
+
+    /// The portable group names of POSIX and useradd, plus numeric ids: `[A-Za-z0-9_][A-Za-z0-9_.-]*$?`.
+    private static func isGroupName(_ name: String) -> Bool {
+        var scalars = Array(name.unicodeScalars)
+        if scalars.last == "$" { scalars.removeLast() }
+        guard let first = scalars.first, isASCIIAlphanumeric(first) || first == "_" else { return false }
+        return scalars.allSatisfy { isASCIIAlphanumeric($0) || $0 == "_" || $0 == "." || $0 == "-" }
+    }
+
+    /// An absolute `http://` or `https://` URL with a host and, if any, a numeric port; no blanks or controls.
+    static func isHTTPURL(_ value: String) -> Bool {
+        let lowered = value.lowercased()
+        let schemeLength: Int
+        if lowered.hasPrefix("http://") {
+            schemeLength = 7
+        } else if lowered.hasPrefix("https://") {
+            schemeLength = 8
+        } else {
+            return false
+        }
+        guard !value.unicodeScalars.contains(where: { isBlank($0) || $0.properties.generalCategory == .control })
+        else { return false }
+
+        let rest = value.unicodeScalars.dropFirst(schemeLength)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        // Credentials before `@` are not the host.
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority[...]
+        var host = Substring(hostAndPort)
+        var port: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let after = host[host.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { return false }
+                port = after.dropFirst()
+            }
+            host = host[host.index(after: host.startIndex)..<close]
+        } else if let colon = host.lastIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        guard !host.isEmpty else { return false }
+        if let port {
+            guard let number = Int(port), port.allSatisfy(\.isASCII), (1...65535).contains(number),
+                !port.hasPrefix("+")
+            else { return false }
+        }
+        return true
+    }
+}

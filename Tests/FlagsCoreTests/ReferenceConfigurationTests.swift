@@ -1,0 +1,55 @@
+import FlagsCore
+import Foundation
+import Testing
+
+/// The shipped `config/pwflagsd.conf` must not drift from the code.
+@Suite struct ReferenceConfigurationTests {
+    /// The repository's root, found from this file's place in `Tests/FlagsCoreTests/`.
+    private static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    private static func referenceText() throws -> String {
+        let url = repositoryRoot.appendingPathComponent("config/pwflagsd.conf")
+        return try String(contentsOf: url, encoding: .utf8)
+    }
+
+    @Test func referenceFileParsesToTheDefaults() throws {
+        var configuration = Configuration()
+        let problems = ConfigurationParser.parse(
+            text: try Self.referenceText(), file: "config/pwflagsd.conf", into: &configuration)
+        #expect(problems == [])
+        #expect(configuration == Configuration())
+    }
+
+    /// Uncommenting every entry must still give the defaults: the commented values are the real ones.
+    @Test func uncommentedReferenceEntriesAreTheDefaults() throws {
+        let lines = try Self.referenceText().split(separator: "\n", omittingEmptySubsequences: false)
+        let uncommented = lines.map { line in
+            guard line.hasPrefix("#"), let key = line.dropFirst().split(separator: "=").first,
+                ConfigurationKey(rawValue: String(key)) != nil
+            else { return String(line) }
+            return String(line.dropFirst())
+        }
+        var configuration = Configuration()
+        let problems = ConfigurationParser.parse(
+            text: uncommented.joined(separator: "\n"), file: "config/pwflagsd.conf", into: &configuration)
+        #expect(problems == [])
+        #expect(configuration == Configuration())
+    }
+
+    @Test func referenceFileListsEveryKeyInItsSection() throws {
+        var section: String?
+        var seen: [ConfigurationKey] = []
+        for line in try Self.referenceText().split(separator: "\n") {
+            if line.hasPrefix("[") {
+                section = String(line.dropFirst().dropLast())
+            } else if line.hasPrefix("#"), let name = line.dropFirst().split(separator: "=").first,
+                let key = ConfigurationKey(rawValue: String(name))
+            {
+                #expect(key.section.rawValue == section, "\(key.rawValue) is under [\(section ?? "")]")
+                seen.append(key)
+            }
+        }
+        #expect(seen == ConfigurationKey.allCases)
+    }
+}

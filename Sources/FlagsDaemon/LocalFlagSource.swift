@@ -29,7 +29,8 @@ public final class LocalFlagSource: Service {
     static let maximumFileBytes = 8 * 1024 * 1024
 
     public init(path: String?, store: FlagStore, logger: Logger) {
-        self.path = path
+        // Absolute, so that a later change of working directory cannot move the file or its watch.
+        self.path = path.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         self.store = store
         self.logger = logger
     }

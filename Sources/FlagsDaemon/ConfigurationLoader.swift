@@ -35,10 +35,25 @@ public enum ConfigurationLoader {
         overrides: CommandLineOverrides,
         environment: [String: String]
     ) -> Result<Configuration, ConfigurationErrors> {
+        load(
+            configPath: configPath,
+            defaultConfigPath: Configuration.defaultConfigPath,
+            overrides: overrides,
+            environment: environment
+        )
+    }
+
+    /// `load(configPath:overrides:environment:)` with the default path as a parameter, for hermetic tests.
+    static func load(
+        configPath: String?,
+        defaultConfigPath: String,
+        overrides: CommandLineOverrides,
+        environment: [String: String]
+    ) -> Result<Configuration, ConfigurationErrors> {
         var parser = ConfigurationParser()
         var problems: [ConfigurationProblem] = []
 
-        let mainPath = configPath ?? Configuration.defaultConfigPath
+        let mainPath = configPath ?? defaultConfigPath
         switch readText(atPath: mainPath) {
         case .success(let text):
             parser.parse(text: text, file: mainPath)

@@ -1,0 +1,190 @@
+import FlagsCore
+import Foundation
+import Testing
+
+@testable import FlagsDaemon
+
+/// A fresh directory under the system's temporary directory, removed when the test ends.
+private struct TemporaryDirectory: ~Copyable {
+    let path: String
+
+    init() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pwflagsd-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        path = url.path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Writes `text` at `name` (relative to the directory), creating parent directories; returns the full path.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        let full = path + "/" + name
+        let parent = (full as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        try text.write(toFile: full, atomically: true, encoding: .utf8)
+        return full
+    }
+}
+
+@Suite struct ConfigurationLoaderTests {
+    private func problems(_ result: Result<Configuration, ConfigurationErrors>) -> [String] {
+        guard case .failure(let errors) = result else { return [] }
+        return errors.problems.map(\.description)
+    }
+
+    @Test func readsTheMainFileThenDropInsInLexicalOrder() throws {
+        let directory = try TemporaryDirectory()
+        let main = try directory.write(
+            "pwflagsd.conf", "[Daemon]\nMaxConnections=1\nMaxSubscriptions=9\nLogLevel=debug\n")
+        try directory.write("pwflagsd.conf.d/20-b.conf", "[Daemon]\nMaxConnections=20\n")
+        try directory.write("pwflagsd.conf.d/10-a.conf", "[Daemon]\nMaxConnections=10\nLogLevel=\n")
+        try directory.write("pwflagsd.conf.d/B-upper.conf", "[Daemon]\nMaxConnections=66\n")
+        try directory.write("pwflagsd.conf.d/a-lower.conf", "[Daemon]\nMaxConnections=97\n")
+        try directory.write("pwflagsd.conf.d/99-ignored.conf.disabled", "[Daemon]\nMaxConnections=1000\n")
+        try directory.write("pwflagsd.conf.d/.hidden.conf", "[Daemon]\nMaxConnections=1001\n")
+        try directory.write("pwflagsd.conf.d/dir.conf/inner.conf", "[Daemon]\nMaxConnections=1002\n")
+
+        let configuration = try ConfigurationLoader.load(
+            configPath: main, overrides: CommandLineOverrides(), environment: [:]
+        ).get()
+        // Byte order puts 10 < 20 < B < a, so the lowercase name comes last and wins.
+        #expect(configuration.maxConnections == 97)
+        #expect(configuration.maxSubscriptions == 9)
+        #expect(configuration.logLevel == .info)
+    }
+
+    @Test func laterDropInsWinAndProblemsNameTheirFile() throws {
+        let directory = try TemporaryDirectory()
+        let main = try directory.write("main.conf", "[Daemon]\nMaxPendingBytes=100000\n")
+        try directory.write("main.conf.d/10-lines.conf", "[Daemon]\nMaxLineBytes=200000\n")
+        try directory.write("main.conf.d/20-typo.conf", "[Daemon]\nLogLevl=debug\n")
+        let result = ConfigurationLoader.load(configPath: main, overrides: CommandLineOverrides(), environment: [:])
+        #expect(
+            problems(result) == [
+                "\(directory.path)/main.conf.d/20-typo.conf:2: unknown key 'LogLevl' in section [Daemon]",
+                "\(directory.path)/main.conf.d/10-lines.conf:2: MaxPendingBytes (100000) must be at least MaxLineBytes (200000)",
+            ])
+    }
+
+    @Test func commandLineOverridesWinOverFiles() throws {
+        let directory = try TemporaryDirectory()
+        let main = try directory.write(
+            "pwflagsd.conf", "[Daemon]\nSocketPath=/run/a.sock\nStateDirectory=/var/a\nLogLevel=debug\n")
+        try directory.write("pwflagsd.conf.d/50.conf", "[Daemon]\nSocketPath=/run/b.sock\n")
+        let overrides = CommandLineOverrides(socketPath: "/tmp/c.sock", stateDirectory: "/tmp/state", logLevel: "err")
+        let configuration = try ConfigurationLoader.load(configPath: main, overrides: overrides, environment: [:]).get()
+        #expect(configuration.socketPath == "/tmp/c.sock")
+        #expect(configuration.stateDirectory == "/tmp/state")
+        #expect(configuration.logLevel == .err)
+    }
+
+    @Test func badCommandLineValuesAreProblemsFromTheCommandLine() {
+        let overrides = CommandLineOverrides(socketPath: "relative.sock", stateDirectory: "", logLevel: "loud")
+        let result = ConfigurationLoader.load(
+            configPath: nil, defaultConfigPath: "/nonexistent/pwflagsd.conf", overrides: overrides, environment: [:])
+        #expect(
+            problems(result) == [
+                "command line: empty value for --state-dir",
+                "command line: invalid socket path 'relative.sock' for --socket (must be absolute)",
+                "command line: invalid log level 'loud' for --log-level (expected debug, info, notice, warning or err)",
+            ])
+    }
+
+    @Test func missingExplicitFileIsAProblemButItsDropInsStillCount() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("absent.conf.d/10.conf", "[Daemon]\nBogus=1\n")
+        let result = ConfigurationLoader.load(
+            configPath: directory.path + "/absent.conf", overrides: CommandLineOverrides(), environment: [:])
+        #expect(
+            problems(result) == [
+                "\(directory.path)/absent.conf: cannot read: No such file or directory",
+                "\(directory.path)/absent.conf.d/10.conf:2: unknown key 'Bogus' in section [Daemon]",
+            ])
+    }
+
+    @Test func missingDefaultFileIsFineButItsDropInsAreRead() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("pwflagsd.conf.d/10.conf", "[Daemon]\nMaxSubscriptions=5\n")
+        let configuration = try ConfigurationLoader.load(
+            configPath: nil,
+            defaultConfigPath: directory.path + "/pwflagsd.conf",
+            overrides: CommandLineOverrides(),
+            environment: [:]
+        ).get()
+        #expect(configuration.maxSubscriptions == 5)
+
+        let empty = try TemporaryDirectory()
+        let defaults = ConfigurationLoader.load(
+            configPath: nil, defaultConfigPath: empty.path + "/pwflagsd.conf", overrides: CommandLineOverrides(),
+            environment: [:])
+        #expect(defaults == .success(Configuration()))
+    }
+
+    @Test func missingDropInDirectoryIsFine() throws {
+        let directory = try TemporaryDirectory()
+        let main = try directory.write("only.conf", "[Pushwoosh]\nApplicationCode=ABCDE-12345\n")
+        let configuration = try ConfigurationLoader.load(
+            configPath: main, overrides: CommandLineOverrides(), environment: [:]
+        ).get()
+        #expect(configuration.applicationCode == "ABCDE-12345")
+    }
+
+    @Test func unreadableContentIsAProblem() throws {
+        let directory = try TemporaryDirectory()
+        let main = directory.path + "/binary.conf"
+        try Data([0x5B, 0xFF, 0xFE, 0x5D]).write(to: URL(fileURLWithPath: main))
+        try directory.write("dir.conf/placeholder", "")
+        #expect(
+            problems(ConfigurationLoader.load(configPath: main, overrides: CommandLineOverrides(), environment: [:]))
+                == ["\(main): cannot read: not valid UTF-8"])
+        let directoryPath = directory.path + "/dir.conf"
+        #expect(
+            problems(
+                ConfigurationLoader.load(configPath: directoryPath, overrides: CommandLineOverrides(), environment: [:])
+            ) == ["\(directoryPath): cannot read: Is a directory"])
+    }
+
+    @Test func relativeLocalFlagsFileResolvesAgainstItsConfigFile() throws {
+        let directory = try TemporaryDirectory()
+        let main = try directory.write("config/demo.conf", "[FeatureFlags]\nLocalFlagsFile=demo-flags.json\n")
+        let configuration = try ConfigurationLoader.load(
+            configPath: main, overrides: CommandLineOverrides(), environment: [:]
+        ).get()
+        #expect(configuration.localFlagsFile == directory.path + "/config/demo-flags.json")
+    }
+
+    @Test func apiTokenFileFallsBackToAnExistingCredential() throws {
+        let directory = try TemporaryDirectory()
+        let environment = ["CREDENTIALS_DIRECTORY": directory.path]
+        #expect(Configuration().resolvedAPITokenFile(environment: environment) == nil)
+        #expect(ConfigurationLoader.apiTokenStatus(of: Configuration(), environment: environment) == .missing)
+
+        let token = try directory.write("pushwoosh-api-token", "secret-token-value\n")
+        #expect(Configuration().resolvedAPITokenFile(environment: environment) == token)
+        #expect(Configuration().resolvedAPITokenFile(environment: [:]) == nil)
+        var configured = Configuration()
+        configured.apiTokenFile = "/etc/pwflagsd/token"
+        #expect(configured.resolvedAPITokenFile(environment: environment) == "/etc/pwflagsd/token")
+        #expect(
+            ConfigurationLoader.apiTokenStatus(of: configured, environment: environment)
+                == .unreadable(reason: "No such file or directory"))
+    }
+
+    @Test func renderingMasksTheTokenAndResolvesTheEnvironment() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("pushwoosh-api-token", "secret-token-value\n")
+        let environment = ["CREDENTIALS_DIRECTORY": directory.path, "STATE_DIRECTORY": "/var/lib/pwflagsd-test"]
+        let text = ConfigurationLoader.renderEffective(Configuration(), environment: environment)
+        #expect(!text.contains("secret-token-value"))
+        #expect(
+            text.contains("\nAPITokenFile=\(directory.path)/pushwoosh-api-token\n# API token: set (masked, 18 bytes)\n")
+        )
+        #expect(text.contains("\nStateDirectory=/var/lib/pwflagsd-test\n"))
+    }
+
+    @Test func stateDirectoryResolvesFromTheEnvironment() {
+        #expect(Configuration().resolvedStateDirectory(environment: [:]) == "/var/lib/pwflagsd")
+        #expect(Configuration().resolvedStateDirectory(environment: ["STATE_DIRECTORY": "/x:/y"]) == "/x")
+    }
+}

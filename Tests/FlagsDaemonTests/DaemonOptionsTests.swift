@@ -1,0 +1,62 @@
+import FlagsDaemon
+import Testing
+
+@Suite struct DaemonOptionsTests {
+    @Test func noArgumentsRunsWithTheDefaultFile() throws {
+        let options = try DaemonOptions.parse([]).get()
+        #expect(options == DaemonOptions(action: .run, configPath: nil, overrides: CommandLineOverrides()))
+    }
+
+    @Test func readsEveryOptionInBothSpellings() throws {
+        let separate = try DaemonOptions.parse([
+            "--config", "/etc/x.conf", "--socket", "/run/x.sock", "--state-dir", "/var/x", "--log-level", "debug",
+            "--check-config",
+        ]).get()
+        let joined = try DaemonOptions.parse([
+            "--config=/etc/x.conf", "--socket=/run/x.sock", "--state-dir=/var/x", "--log-level=debug", "--check-config",
+        ]).get()
+        let expected = DaemonOptions(
+            action: .checkConfig,
+            configPath: "/etc/x.conf",
+            overrides: CommandLineOverrides(socketPath: "/run/x.sock", stateDirectory: "/var/x", logLevel: "debug")
+        )
+        #expect(separate == expected)
+        #expect(joined == expected)
+    }
+
+    @Test func laterOptionWins() throws {
+        #expect(try DaemonOptions.parse(["--config", "/a", "--config=/b"]).get().configPath == "/b")
+    }
+
+    @Test func helpAndVersionStopTheParsing() throws {
+        #expect(try DaemonOptions.parse(["--help", "--bogus"]).get().action == .help)
+        #expect(try DaemonOptions.parse(["-h"]).get().action == .help)
+        #expect(try DaemonOptions.parse(["--socket", "/s", "--version"]).get().action == .version)
+    }
+
+    @Test func logLevelIsLeftForTheLoaderToCheck() throws {
+        #expect(try DaemonOptions.parse(["--log-level", "loud"]).get().overrides.logLevel == "loud")
+    }
+
+    @Test(arguments: [
+        (["--bogus"], "unknown option '--bogus'"),
+        (["--bogus=1"], "unknown option '--bogus'"),
+        (["-x"], "unknown option '-x'"),
+        (["stray"], "unexpected argument 'stray'"),
+        (["--config"], "option '--config' needs a value"),
+        (["--config", "--check-config"], "option '--config' needs a value"),
+        (["--socket="], "option '--socket' needs a non-empty value"),
+        (["--state-dir", ""], "option '--state-dir' needs a non-empty value"),
+        (["--check-config=yes"], "option '--check-config' takes no value"),
+        (["--help=me"], "option '--help' takes no value"),
+    ])
+    func rejectsBadCommandLines(arguments: [String], message: String) {
+        #expect(DaemonOptions.parse(arguments) == .failure(DaemonUsageError(message)))
+    }
+
+    @Test func usageMentionsEveryOption() {
+        for option in ["--config", "--socket", "--state-dir", "--log-level", "--check-config", "--help", "--version"] {
+            #expect(DaemonOptions.usage.contains(option))
+        }
+    }
+}

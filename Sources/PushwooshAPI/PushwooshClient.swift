@@ -30,6 +30,7 @@ public final class PushwooshClient: Sendable {
         return await send(request).flatMap { body in
             Result { () throws(PushwooshError) in try FeatureFlagsReply.decode(body: body) }
         }
+        .mapError { $0.redacting(apiToken) }
     }
 
     /// Sends one event; success means HTTP 200 with envelope `status_code` 200.
@@ -39,6 +40,7 @@ public final class PushwooshClient: Sendable {
         return await send(request).flatMap { body in
             Result { () throws(PushwooshError) in _ = try PushwooshEnvelope.decode(body: body) }
         }
+        .mapError { $0.redacting(apiToken) }
     }
 
     /// Performs `request` and returns the body of an HTTP 200 reply.
@@ -66,6 +68,7 @@ public final class PushwooshClient: Sendable {
         }
         switch outcome {
         case .ok(let body): return .success(body)
+        // The token never reaches any reason text; redacting here and after decoding is a second lock.
         case .failure(let error): return .failure(error.redacting(apiToken))
         }
     }
@@ -76,8 +79,8 @@ public final class PushwooshClient: Sendable {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        configuration.timeoutIntervalForRequest = requestTimeout.seconds
-        configuration.timeoutIntervalForResource = requestTimeout.seconds
+        configuration.timeoutIntervalForRequest = requestTimeout.foundationBackstop
+        configuration.timeoutIntervalForResource = requestTimeout.foundationBackstop
         return configuration
     }
 }

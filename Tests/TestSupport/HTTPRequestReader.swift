@@ -21,6 +21,11 @@ enum HTTPRequestReader {
             let received = LoopbackSocket.receive(fd, upTo: 16384)
             guard !received.isEmpty else { return .closed }
             buffer += received
+            // A TLS ClientHello (or other binary) never ends a head; refusing it at once lets such a client fail
+            // fast instead of waiting for its timeout.
+            if let first = buffer.first, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) {
+                return .malformed(status: 400)
+            }
             headEnd = endOfHead(in: buffer)
             if headEnd == nil, buffer.count > maximumHeadBytes { return .malformed(status: 431) }
         }

@@ -28,7 +28,7 @@ public final class Daemon: Sendable {
         signal(SIGPIPE, SIG_IGN)
         let signals = SignalWatcher.signals([SIGTERM, SIGINT, SIGHUP])
 
-        let stateDirectory = StateDirectory(path: resolvedStateDirectory)
+        let stateDirectory = StateDirectory(path: configuration.resolvedStateDirectory(environment: environment))
         if let problem = stateDirectory.prepare() {
             logger.warning("the state directory is unusable; nothing survives a restart: \(problem)")
         }
@@ -94,12 +94,6 @@ public final class Daemon: Sendable {
         }
         if let ownedPath { unlink(ownedPath) }
         logger.info("stopped")
-    }
-
-    private var resolvedStateDirectory: String {
-        if let path = configuration.stateDirectory { return path }
-        if let fromSystemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first { return String(fromSystemd) }
-        return Configuration.defaultStateDirectory
     }
 
     /// The HWID: configured, else derived from the machine id, else a random id kept in the state directory.

@@ -1,5 +1,6 @@
 public import FlagsCore
 import Foundation
+import PushwooshAPI
 import UnixIO
 
 #if canImport(Glibc)
@@ -37,6 +38,15 @@ public final class Daemon: Sendable {
         let local = configuration.usesLocalSource
             ? LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger) : nil
         local?.load()
+        let refresher = Refresher(
+            fetcher: makeFetcher(local: local, hwid: hwid, stateDirectory: stateDirectory),
+            store: store,
+            stateDirectory: stateDirectory,
+            configuration: configuration,
+            hwid: hwid,
+            logger: logger
+        )
+        await refresher.start()
 
         let (listenFD, ownedPath) = try openSocket()
         let controller = DaemonController(
@@ -44,7 +54,7 @@ public final class Daemon: Sendable {
             hwid: hwid,
             store: store,
             local: local,
-            stateDirectory: stateDirectory,
+            refresher: refresher,
             logger: logger
         )
         let (groups, unknownGroups) = AccessPolicy.resolveGroups(configuration.controlGroups)
@@ -75,6 +85,7 @@ public final class Daemon: Sendable {
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await server.run() }
+            group.addTask { await refresher.run() }
             if let local {
                 group.addTask { await local.run() }
             }
@@ -97,6 +108,46 @@ public final class Daemon: Sendable {
     }
 
     /// The HWID: configured, else derived from the machine id, else a random id kept in the state directory.
+    /// The local file when `ApplicationCode` is empty, else Pushwoosh at the configured or default address.
+    private func makeFetcher(local: LocalFlagSource?, hwid: String, stateDirectory: StateDirectory) -> any FlagFetcher {
+        if let local { return LocalFileFetcher(source: local) }
+        let common = CommonFields(
+            applicationCode: configuration.applicationCode,
+            hwid: hwid,
+            userId: hwid,
+            version: PWFlagsVersion.current,
+            deviceType: configuration.deviceType
+        )
+        let client = PushwooshClient(apiToken: readAPIToken(), requestTimeout: configuration.requestTimeout)
+        switch PushwooshEndpoint.base(serverURL: configuration.serverURL, applicationCode: configuration.applicationCode) {
+        case .success(let url):
+            let base = BaseAddress(initial: url, follows: configuration.serverURL == nil, stateDirectory: stateDirectory, logger: logger)
+            return PushwooshFetcher(client: client, common: common, base: base, problem: nil)
+        case .failure(let error):
+            let problem: String
+            if let serverURL = configuration.serverURL, !PushwooshEndpoint.isAcceptableBase(serverURL) {
+                problem = "ServerURL \(serverURL) does not end with json/1.3/, so flags are never requested (R16)"
+            } else {
+                problem = error.reason
+            }
+            return PushwooshFetcher(client: client, common: common, base: nil, problem: problem)
+        }
+    }
+
+    /// The API token from `APITokenFile` or the systemd credential; never logged.
+    private func readAPIToken() -> String? {
+        guard let path = configuration.resolvedAPITokenFile(environment: environment) else {
+            logger.notice("no API token is configured; requests go without Authorization")
+            return nil
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            logger.warning("cannot read the API token file; requests go without Authorization", ["TOKEN_FILE": path])
+            return nil
+        }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return token.isEmpty ? nil : token
+    }
+
     private func resolveHWID(_ stateDirectory: StateDirectory) -> String {
         if let hwid = configuration.hwid { return hwid }
         if let derived = Systemd.machineAppSpecificID() { return derived }

@@ -1,6 +1,6 @@
 import CLinux
 import Dispatch
-import FlagsCore
+public import FlagsCore
 public import Foundation
 import PushwooshAPI
 import Synchronization
@@ -23,6 +23,7 @@ public final class LocalFlagSource: Service {
     private struct State {
         var loadedAt: Date?
         var problem: String?
+        var flags: [Flag] = []
     }
 
     /// The biggest file read, as for an upstream reply.
@@ -38,6 +39,9 @@ public final class LocalFlagSource: Service {
     /// When the flags served were last read successfully.
     public var loadedAt: Date? { state.withLock { $0.loadedAt } }
 
+    /// The flags of the last good read.
+    public var currentFlags: [Flag] { state.withLock { $0.flags } }
+
     /// Why the last read failed, or nil when it succeeded.
     public var problem: String? { state.withLock { $0.problem } }
 
@@ -52,17 +56,20 @@ public final class LocalFlagSource: Service {
         switch Self.read(path) {
         case .success(let flags):
             let update = store.replace(with: FlagSet(flags))
-            state.withLock {
-                $0.loadedAt = Date()
-                $0.problem = nil
+            let first = state.withLock { state in
+                defer {
+                    state.loadedAt = Date()
+                    state.problem = nil
+                    state.flags = flags
+                }
+                return state.loadedAt == nil
             }
-            logger.info(
+            // A re-read that changes nothing (a refresh, a touch) is not worth an info line.
+            logger.log(
+                first || update != nil ? .info : .debug,
                 "loaded the local flags file",
                 ["FLAGS_FILE": path, "FLAG_COUNT": String(flags.count), "REVISION": String(store.current.revision)]
             )
-            if let update, !update.diff.isEmpty {
-                logger.debug("local flags changed", ["CHANGED": String(update.diff.changed.count), "REMOVED": String(update.diff.removed.count)])
-            }
             return .success(flags.count)
         case .failure(let error):
             state.withLock { $0.problem = error.reason }

@@ -1,0 +1,52 @@
+import FlagsCore
+import Foundation
+import PushwooshAPI
+
+/// Where flags come from: Pushwoosh, or the local file. The refresher treats both the same way.
+protocol FlagFetcher: Sendable {
+    /// True when complete responses are worth keeping on disk (R7); the local file is its own cache.
+    var persists: Bool { get }
+    /// Why no request can ever be sent (R16, no application code), or nil.
+    var problem: String? { get }
+    /// Fetches the flags of `userId`.
+    func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError>
+}
+
+/// Fetches from Pushwoosh, following `base_url` moves when `ServerURL` is not set.
+final class PushwooshFetcher: FlagFetcher {
+    let persists = true
+    let problem: String?
+    private let client: PushwooshClient
+    private let common: CommonFields
+    private let base: BaseAddress?
+
+    init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?) {
+        self.client = client
+        self.common = common
+        self.base = base
+        self.problem = problem
+    }
+
+    func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
+        guard let base else { return .failure(.notSent(problem ?? "no server address")) }
+        var common = self.common
+        common.userId = userId
+        let result = await client.getFeatureFlags(base: base.current, common: common)
+        if case .success(let reply) = result, let moved = reply.baseURL { base.move(to: moved) }
+        return result.map { FeatureFlagsResponse(flags: $0.flags, partial: $0.partial) }
+    }
+}
+
+/// Re-reads the local flags file: every read is a complete response.
+struct LocalFileFetcher: FlagFetcher {
+    let persists = false
+    let source: LocalFlagSource
+    var problem: String? { nil }
+
+    func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
+        switch source.load() {
+        case .success: return .success(FeatureFlagsResponse(flags: source.currentFlags, partial: false))
+        case .failure(let error): return .failure(.notSent(error.reason))
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import FlagsCore
+import Foundation
+
+/// What the refresher knows for `status`, published after every change so the socket loop reads it without
+/// waiting on the actor.
+struct RefresherStatus: Sendable, Equatable {
+    var userId: String
+    var fetchedAt: Double?
+    var stale = false
+    var partial = false
+    var lastError: (status: Int, at: Double)?
+    var nextRefreshAt: Double?
+    var foreground: Bool
+    var sessionStartedAt: Double?
+    var session: Int
+    var problem: String?
+
+    static func == (lhs: RefresherStatus, rhs: RefresherStatus) -> Bool {
+        lhs.userId == rhs.userId && lhs.fetchedAt == rhs.fetchedAt && lhs.stale == rhs.stale
+            && lhs.partial == rhs.partial && lhs.lastError?.status == rhs.lastError?.status
+            && lhs.lastError?.at == rhs.lastError?.at && lhs.nextRefreshAt == rhs.nextRefreshAt
+            && lhs.foreground == rhs.foreground && lhs.sessionStartedAt == rhs.sessionStartedAt
+            && lhs.session == rhs.session && lhs.problem == rhs.problem
+    }
+
+    /// The `status` members of PROTOCOL.md this part of the daemon owns.
+    var fields: [String: JSONValue] {
+        [
+            "userId": .string(userId),
+            "fetchedAt": Self.timestamp(fetchedAt),
+            "stale": .bool(stale),
+            "partial": .bool(partial),
+            "lastError": lastError.map { ["status": .number(Double($0.status)), "at": Self.timestamp($0.at)] } ?? .null,
+            "nextRefreshAt": Self.timestamp(nextRefreshAt),
+            "appState": .string(foreground ? "foreground" : "background"),
+            "sessionStartedAt": Self.timestamp(sessionStartedAt),
+            "problem": problem.map(JSONValue.string) ?? .null,
+        ]
+    }
+
+    /// ISO 8601 in UTC, or null.
+    static func timestamp(_ seconds: Double?) -> JSONValue {
+        guard let seconds else { return .null }
+        return .string(Date(timeIntervalSince1970: seconds).formatted(.iso8601))
+    }
+}

@@ -38,8 +38,9 @@ public final class Daemon: Sendable {
         let local = configuration.usesLocalSource
             ? LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger) : nil
         local?.load()
+        let fetcher = makeFetcher(local: local, hwid: hwid, stateDirectory: stateDirectory)
         let refresher = Refresher(
-            fetcher: makeFetcher(local: local, hwid: hwid, stateDirectory: stateDirectory),
+            fetcher: fetcher,
             store: store,
             stateDirectory: stateDirectory,
             configuration: configuration,
@@ -55,6 +56,9 @@ public final class Daemon: Sendable {
             store: store,
             local: local,
             refresher: refresher,
+            impressions: ImpressionReporter(fetcher: fetcher, store: store, logger: logger) {
+                refresher.status.withLock { ($0.session, $0.userId) }
+            },
             logger: logger
         )
         let (groups, unknownGroups) = AccessPolicy.resolveGroups(configuration.controlGroups)

@@ -10,6 +10,7 @@ public final class DaemonController: RequestHandler {
     private let store: FlagStore
     private let local: LocalFlagSource?
     private let refresher: Refresher
+    private let impressions: ImpressionReporter
     private let logger: Logger
 
     init(
@@ -18,6 +19,7 @@ public final class DaemonController: RequestHandler {
         store: FlagStore,
         local: LocalFlagSource?,
         refresher: Refresher,
+        impressions: ImpressionReporter,
         logger: Logger
     ) {
         self.configuration = configuration
@@ -25,6 +27,7 @@ public final class DaemonController: RequestHandler {
         self.store = store
         self.local = local
         self.refresher = refresher
+        self.impressions = impressions
         self.logger = logger
     }
 
@@ -32,6 +35,11 @@ public final class DaemonController: RequestHandler {
         var fields = refresher.status.withLock { $0.fields }
         fields["version"] = .string(PWFlagsVersion.current)
         fields["hwid"] = .string(hwid)
+        let counts = impressions.counts.withLock { $0 }
+        fields["impressions"] = [
+            "sent": .number(Double(counts.sent)), "duplicate": .number(Double(counts.duplicate)),
+            "failed": .number(Double(counts.failed)),
+        ]
         if let local {
             fields["source"] = "file"
             fields["applicationCode"] = .null
@@ -69,12 +77,13 @@ public final class DaemonController: RequestHandler {
         case .pushRegistered:
             return .success(["refreshStarted": .bool(await refresher.pushRegistered())])
         case .logImpression(let key):
-            guard let flag = store.current.flags[key] else { return .success(["outcome": "noFlag"]) }
-            logger.info(
-                "feature flag impression",
-                ["PWFLAGS_EVENT": "impression", "FLAG_KEY": flag.key, "RULE_ID": flag.ruleId, "ENABLED": String(flag.isEnabled)]
-            )
-            return .success(["outcome": "logged"])
+            switch await impressions.logImpression(key: key) {
+            case .sent: return .success(["outcome": "sent"])
+            case .duplicate: return .success(["outcome": "duplicate"])
+            case .noFlag: return .success(["outcome": "noFlag"])
+            case .logged: return .success(["outcome": "logged"])
+            case .failed(let status): return .success(["outcome": "failed", "status": .number(Double(status))])
+            }
         case .reload:
             return .failure(.internalError("reload is not available yet"))
         case .get, .getAll, .isEnabled, .listen, .unlisten, .status:

@@ -10,6 +10,8 @@ protocol FlagFetcher: Sendable {
     var problem: String? { get }
     /// Fetches the flags of `userId`.
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError>
+    /// Sends an impression (R17); nil when there is nowhere to send it (the local source logs it instead).
+    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>?
 }
 
 /// Fetches from Pushwoosh, following `base_url` moves when `ServerURL` is not set.
@@ -35,6 +37,15 @@ final class PushwooshFetcher: FlagFetcher {
         if case .success(let reply) = result, let moved = reply.baseURL { base.move(to: moved) }
         return result.map { FeatureFlagsResponse(flags: $0.flags, partial: $0.partial) }
     }
+
+    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
+        guard let base else { return .failure(.notSent(problem ?? "no server address")) }
+        var common = self.common
+        common.userId = userId
+        let offset = TimeZone.current.secondsFromGMT(for: date)
+        let event = PushwooshEvent.impression(of: flag, date: date, utcOffsetSeconds: offset)
+        return await client.postEvent(base: base.current, common: common, event: event)
+    }
 }
 
 /// Re-reads the local flags file: every read is a complete response.
@@ -49,4 +60,6 @@ struct LocalFileFetcher: FlagFetcher {
         case .failure(let error): return .failure(.notSent(error.reason))
         }
     }
+
+    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? { nil }
 }

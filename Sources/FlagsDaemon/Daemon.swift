@@ -49,6 +49,10 @@ public final class Daemon: Sendable {
         )
         await refresher.start()
 
+        let impressions = ImpressionReporter(fetcher: fetcher, store: store, logger: logger) {
+            refresher.status.withLock { ($0.session, $0.userId) }
+        }
+
         let (listenFD, ownedPath) = try openSocket()
         let controller = DaemonController(
             configuration: configuration,
@@ -56,9 +60,7 @@ public final class Daemon: Sendable {
             store: store,
             local: local,
             refresher: refresher,
-            impressions: ImpressionReporter(fetcher: fetcher, store: store, logger: logger) {
-                refresher.status.withLock { ($0.session, $0.userId) }
-            },
+            impressions: impressions,
             logger: logger
         )
         let (groups, unknownGroups) = AccessPolicy.resolveGroups(configuration.controlGroups)
@@ -103,6 +105,9 @@ public final class Daemon: Sendable {
             }
             Systemd.notifyStopping()
             server.shutdown()
+            // Requests to Pushwoosh are not worth waiting for at shutdown: their callers get status 0 now.
+            await refresher.shutdown()
+            await impressions.shutdown()
             // The server drains first; the watchers stop after it (reverse start order).
             await group.next()
             group.cancelAll()

@@ -46,6 +46,11 @@ actor ImpressionReporter {
         self.session = session
     }
 
+    /// Shutdown: sends in flight are cancelled, so that stopping never waits for a slow server.
+    func shutdown() {
+        for task in sending.values { task.cancel() }
+    }
+
     func logImpression(key: String) async -> Outcome {
         guard let flag = store.current.flags[key] else { return .noFlag }
         let (session, userId) = self.session()

@@ -164,9 +164,7 @@ actor Refresher {
         if let inFlight, inFlight.generation == generation { return await inFlight.task.value }
         let task = Task { await self.performFetch(automatic: automatic) }
         inFlight = (generation, task)
-        let result = await task.value
-        if inFlight?.task == task { inFlight = nil }
-        return result
+        return await task.value
     }
 
     private func performFetch(automatic: Bool) async -> FetchResult {
@@ -175,6 +173,9 @@ actor Refresher {
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
+        // The answer is in: from here on (no suspension until return) a new trigger starts a new request
+        // rather than joining one whose answer is already applied.
+        inFlight = nil
         let now = clock.now()
         switch result {
         case .success(let response):
@@ -275,6 +276,13 @@ actor Refresher {
         if !fetcher.persists { settings.cacheMaxAge = .infinity }
         policy.update(settings: settings, now: clock.now())
         publish()
+        wake()
+    }
+
+    /// Shutdown: the request in flight is cancelled (its callers get status 0) so that stopping never waits
+    /// for a slow server.
+    func shutdown() {
+        inFlight?.task.cancel()
         wake()
     }
 

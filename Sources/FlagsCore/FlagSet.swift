@@ -47,6 +47,7 @@ public struct FlagDiff: Sendable, Equatable {
     /// The part of the diff that touches `keys`; everything when `keys` is nil.
     public func restricted(to keys: Set<String>?) -> FlagDiff {
         guard let keys else { return self }
-        return FlagDiff(changed: changed.filter { keys.contains($0.key) }, removed: removed.filter { keys.contains($0) })
+        return FlagDiff(
+            changed: changed.filter { keys.contains($0.key) }, removed: removed.filter { keys.contains($0) })
     }
 }

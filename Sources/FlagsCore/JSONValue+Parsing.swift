@@ -211,11 +211,14 @@ struct JSONParser {
         case UInt8(ascii: "u"):
             var scalar = try parseHex4()
             if (0xD800..<0xDC00).contains(scalar) {
-                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                    bytes[index + 1] == UInt8(ascii: "u")
                 else { throw JSONParseError("unpaired surrogate", at: escapeStart) }
                 index += 2
                 let low = try parseHex4()
-                guard (0xDC00..<0xE000).contains(low) else { throw JSONParseError("unpaired surrogate", at: escapeStart) }
+                guard (0xDC00..<0xE000).contains(low) else {
+                    throw JSONParseError("unpaired surrogate", at: escapeStart)
+                }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00..<0xE000).contains(scalar) {
                 throw JSONParseError("unpaired surrogate", at: escapeStart)
@@ -266,7 +269,9 @@ struct JSONParser {
             guard skipDigits() > 0 else { throw JSONParseError("invalid number", at: start) }
         }
         let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(literal), value.isFinite else { throw JSONParseError("number out of range", at: start) }
+        guard let value = Double(literal), value.isFinite else {
+            throw JSONParseError("number out of range", at: start)
+        }
         return value
     }
 

@@ -154,7 +154,8 @@ public struct RefreshPolicy: Sendable, Equatable {
             guard automatic else { return }
             failures += 1
             let exponent = Double(min(failures - 1, 30))
-            let backoff = min(settings.retryBackoff * Self.power(2, exponent), max(settings.refreshInterval, settings.retryBackoff))
+            let backoff = min(
+                settings.retryBackoff * Self.power(2, exponent), max(settings.refreshInterval, settings.retryBackoff))
             retryAt = now + backoff * Self.jitterFactor(jitter)
         }
     }

@@ -1,7 +1,8 @@
+public import UnixIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
-public import UnixIO
 
 /// Who may call the control methods (`ControlGroups`) and `reload` (root and the daemon's own user).
 public struct AccessPolicy: Sendable, Equatable {

@@ -35,7 +35,8 @@ public final class Daemon: Sendable {
         }
         let hwid = resolveHWID(stateDirectory)
         let store = FlagStore()
-        let local = configuration.usesLocalSource
+        let local =
+            configuration.usesLocalSource
             ? LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger) : nil
         local?.load()
         let fetcher = makeFetcher(local: local, hwid: hwid, stateDirectory: stateDirectory)
@@ -65,7 +66,8 @@ public final class Daemon: Sendable {
         )
         let (groups, unknownGroups) = AccessPolicy.resolveGroups(configuration.controlGroups)
         if !unknownGroups.isEmpty {
-            logger.warning("ControlGroups names groups that do not exist", ["GROUPS": unknownGroups.joined(separator: " ")])
+            logger.warning(
+                "ControlGroups names groups that do not exist", ["GROUPS": unknownGroups.joined(separator: " ")])
         }
         let access = AccessPolicy(controlGroups: configuration.controlGroups.isEmpty ? nil : groups)
         let watchdog = Systemd.watchdogInterval()
@@ -86,7 +88,9 @@ public final class Daemon: Sendable {
         }
 
         let status = statusLine(store: store, local: local)
-        logger.notice("pwflagsd \(PWFlagsVersion.current) serving", ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status])
+        logger.notice(
+            "pwflagsd \(PWFlagsVersion.current) serving",
+            ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status])
         Systemd.notifyReady(status: status)
 
         await withTaskGroup(of: Void.self) { group in
@@ -128,9 +132,12 @@ public final class Daemon: Sendable {
             deviceType: configuration.deviceType
         )
         let client = PushwooshClient(apiToken: readAPIToken(), requestTimeout: configuration.requestTimeout)
-        switch PushwooshEndpoint.base(serverURL: configuration.serverURL, applicationCode: configuration.applicationCode) {
+        switch PushwooshEndpoint.base(
+            serverURL: configuration.serverURL, applicationCode: configuration.applicationCode)
+        {
         case .success(let url):
-            let base = BaseAddress(initial: url, follows: configuration.serverURL == nil, stateDirectory: stateDirectory, logger: logger)
+            let base = BaseAddress(
+                initial: url, follows: configuration.serverURL == nil, stateDirectory: stateDirectory, logger: logger)
             return PushwooshFetcher(client: client, common: common, base: base, problem: nil)
         case .failure(let error):
             let problem: String
@@ -174,7 +181,8 @@ public final class Daemon: Sendable {
     private func openSocket() throws -> (Int32, String?) {
         let activated = Systemd.activatedSockets()
         for fd in activated.rejected {
-            logger.warning("ignored a passed file descriptor that is not a listening Unix stream socket", ["FD": String(fd)])
+            logger.warning(
+                "ignored a passed file descriptor that is not a listening Unix stream socket", ["FD": String(fd)])
         }
         if let fd = activated.sockets.first {
             try UnixSocket.setNonBlocking(fd)

@@ -35,7 +35,8 @@ public final class FlagStore: Sendable {
         state.withLock { state in
             let diff = state.snapshot.flags.diff(to: flags)
             guard !diff.isEmpty else { return nil }
-            let update = FlagUpdate(snapshot: FlagSnapshot(revision: state.snapshot.revision + 1, flags: flags), diff: diff)
+            let update = FlagUpdate(
+                snapshot: FlagSnapshot(revision: state.snapshot.revision + 1, flags: flags), diff: diff)
             state.snapshot = update.snapshot
             for observer in state.observers { observer(update) }
             return update

@@ -81,7 +81,10 @@ actor ImpressionReporter {
         guard let result = await fetcher.sendImpression(of: flag, userId: userId, date: Date()) else {
             logger.info(
                 "feature flag impression",
-                ["PWFLAGS_EVENT": "impression", "FLAG_KEY": flag.key, "RULE_ID": flag.ruleId, "ENABLED": String(flag.isEnabled)]
+                [
+                    "PWFLAGS_EVENT": "impression", "FLAG_KEY": flag.key, "RULE_ID": flag.ruleId,
+                    "ENABLED": String(flag.isEnabled),
+                ]
             )
             counts.withLock { $0.sent += 1 }
             return .logged

@@ -80,11 +80,15 @@ actor Refresher {
         let now = clock.now()
         var cachedAt: Double?
         if fetcher.persists, fetcher.problem == nil {
-            switch cache.load(applicationCode: applicationCode, userId: userId, now: now, maxAge: policy.settings.cacheMaxAge) {
+            switch cache.load(
+                applicationCode: applicationCode, userId: userId, now: now, maxAge: policy.settings.cacheMaxAge)
+            {
             case .success(let entry):
                 store.replace(with: FlagSet(entry.flags))
                 cachedAt = entry.fetchedAt
-                logger.info("serving the disk cache", ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])
+                logger.info(
+                    "serving the disk cache",
+                    ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])
             case .failure(.missing):
                 logger.debug("no disk cache yet")
             case .failure(let rejection):
@@ -180,12 +184,16 @@ actor Refresher {
         switch result {
         case .success(let response):
             store.replace(with: FlagSet(response.flags))
-            policy.requestFinished(response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
+            policy.requestFinished(
+                response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
             if response.partial {
-                logger.notice("Pushwoosh sent a partial response: served, not stored (R13)", ["FLAG_COUNT": String(response.flags.count)])
+                logger.notice(
+                    "Pushwoosh sent a partial response: served, not stored (R13)",
+                    ["FLAG_COUNT": String(response.flags.count)])
             } else if fetcher.persists {
-                let entry = FlagCache.Entry(applicationCode: applicationCode, userId: userId, fetchedAt: now, flags: response.flags)
+                let entry = FlagCache.Entry(
+                    applicationCode: applicationCode, userId: userId, fetchedAt: now, flags: response.flags)
                 do {
                     try cache.store(entry)
                 } catch {
@@ -193,7 +201,9 @@ actor Refresher {
                 }
             }
             if fetcher.persists {
-                logger.info("fetched flags", ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
+                logger.info(
+                    "fetched flags",
+                    ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
             }
             publish()
             return .fetched

@@ -7,7 +7,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxPendingBytes: Int
     public var maxSubscriptions: Int
 
-    public init(maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304, maxSubscriptions: Int = 64) {
+    public init(
+        maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304,
+        maxSubscriptions: Int = 64
+    ) {
         self.maxConnections = maxConnections
         self.maxLineBytes = maxLineBytes
         self.maxPendingBytes = maxPendingBytes

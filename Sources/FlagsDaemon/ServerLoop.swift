@@ -123,7 +123,9 @@ final class ServerLoop: @unchecked Sendable {
             if case .draining(let deadline) = phase, connections.isEmpty || Self.now() >= deadline { break }
             var timeout: Int32 = -1
             if let beat = nextBeat { timeout = Self.milliseconds(until: beat) }
-            if case .draining(let deadline) = phase { timeout = min(timeout < 0 ? Int32.max : timeout, Self.milliseconds(until: deadline)) }
+            if case .draining(let deadline) = phase {
+                timeout = min(timeout < 0 ? Int32.max : timeout, Self.milliseconds(until: deadline))
+            }
             let count = epoll_wait(epollFD, &events, Int32(events.count), timeout)
             if count < 0 {
                 if errno == EINTR { continue }
@@ -163,7 +165,8 @@ final class ServerLoop: @unchecked Sendable {
         for message in messages {
             switch message {
             case .update(let update): apply(update)
-            case .completion(let id, let requestID, let result): complete(connectionID: id, requestID: requestID, result: result)
+            case .completion(let id, let requestID, let result):
+                complete(connectionID: id, requestID: requestID, result: result)
             case .limits(let newLimits): limits = newLimits
             case .shutdown: beginDraining()
             }
@@ -267,7 +270,8 @@ final class ServerLoop: @unchecked Sendable {
             case .tooLong:
                 Message.writeError(id: .null, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
                 connection.closeAfterFlush = true
-                logger.warning("closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
+                logger.warning(
+                    "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
             case .line(let line):
                 handleLine(line, on: connection)
             }
@@ -449,7 +453,8 @@ extension ServerLoop {
     private func subscribe(_ connection: Connection, keys: [String]?, requestID: JSONValue?) {
         guard connection.subscriptions.count < limits.maxSubscriptions else {
             if let requestID {
-                Message.writeError(id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions), to: &connection.output)
+                Message.writeError(
+                    id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions), to: &connection.output)
             }
             return
         }

@@ -47,7 +47,9 @@ public struct StateDirectory: Sendable {
         guard fd >= 0 else { throw StateDirectoryError(operation: "open \(temporary)", errno: errno) }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
+            let written = bytes.withUnsafeBytes { raw in
+                write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
             if written < 0 {
                 if errno == EINTR { continue }
                 let error = StateDirectoryError(operation: "write \(temporary)", errno: errno)

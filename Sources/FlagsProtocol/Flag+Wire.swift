@@ -22,7 +22,10 @@ extension Flag {
 
     /// The flag object as a value.
     public var wireValue: JSONValue {
-        ["key": .string(key), "enabled": .bool(isEnabled), "ruleId": .string(ruleId), "properties": .object(properties)]
+        [
+            "key": .string(key), "enabled": .bool(isEnabled), "ruleId": .string(ruleId),
+            "properties": .object(properties),
+        ]
     }
 
     /// Reads a flag object; nil when it lacks a string key, a boolean enabled or a string ruleId.

@@ -26,7 +26,8 @@ public enum Message {
     }
 
     /// Appends a notification line `{"jsonrpc":"2.0","method":M,"params":P}\n`.
-    public static func writeNotification(method: String, to output: inout [UInt8], writeParams: (inout [UInt8]) -> Void) {
+    public static func writeNotification(method: String, to output: inout [UInt8], writeParams: (inout [UInt8]) -> Void)
+    {
         output.append(contentsOf: #"{"jsonrpc":"2.0","method":"#.utf8)
         JSONValue.writeString(method, to: &output)
         output.append(contentsOf: #","params":"#.utf8)
@@ -132,7 +133,9 @@ public struct FlagListing: Sendable, Equatable {
 
     /// Reads a result object.
     public init?(result: JSONValue) {
-        guard let revision = result["revision"]?.integerValue, let list = result["flags"]?.arrayValue else { return nil }
+        guard let revision = result["revision"]?.integerValue, let list = result["flags"]?.arrayValue else {
+            return nil
+        }
         let flags = list.compactMap(Flag.init(wire:))
         guard flags.count == list.count else { return nil }
         self.init(

@@ -35,7 +35,9 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The line is longer than `MaxLineBytes`; the connection is closed after this answer.
     public static func lineTooLong(limit: Int) -> RPCError {
-        RPCError(code: invalidRequestCode, message: "line too long (limit \(limit) bytes)", data: ["limit": .number(Double(limit))])
+        RPCError(
+            code: invalidRequestCode, message: "line too long (limit \(limit) bytes)",
+            data: ["limit": .number(Double(limit))])
     }
 
     public static func methodNotFound(_ method: String) -> RPCError {
@@ -44,7 +46,8 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A missing or mistyped parameter; `data.param` names it.
     public static func invalidParams(_ param: String, _ detail: String) -> RPCError {
-        RPCError(code: invalidParamsCode, message: "invalid params: \(param) \(detail)", data: ["param": .string(param)])
+        RPCError(
+            code: invalidParamsCode, message: "invalid params: \(param) \(detail)", data: ["param": .string(param)])
     }
 
     public static func internalError(_ detail: String) -> RPCError {

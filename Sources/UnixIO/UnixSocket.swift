@@ -7,7 +7,9 @@ public enum UnixSocket {
     /// Opens a blocking stream socket connected to `path`.
     public static func connect(to path: String) throws(SystemError) -> Int32 {
         let address = try UnixSocketAddress(path: path)
-        let fd = try syscall("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try syscall("socket") {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         do {
             try syscall("connect(\(path))") { address.withSockaddr { Glibc.connect(fd, $0, $1) } }
         } catch {
@@ -24,7 +26,8 @@ public enum UnixSocket {
     public static func listen(at path: String, mode: UInt32, backlog: Int32 = 512) throws(SystemError) -> Int32 {
         let address = try UnixSocketAddress(path: path)
         let fd = try syscall("socket") {
-            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            socket(
+                AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         do {
             let previousMask = umask(0o177)
@@ -96,7 +99,8 @@ public enum UnixSocket {
         var offset = 0
         while offset < array.count {
             let written = try syscall("write") {
-                array.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
+                array.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+                }
             }
             offset += written
         }

@@ -51,7 +51,9 @@ struct Invocation {
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 
-    static func value(for name: String, inline: String?, from remaining: inout ArraySlice<String>) throws(UsageError) -> String {
+    static func value(for name: String, inline: String?, from remaining: inout ArraySlice<String>) throws(UsageError)
+        -> String
+    {
         if let inline { return inline }
         guard let next = remaining.popFirst() else { throw UsageError(message: "\(name) needs a value") }
         return next

@@ -45,10 +45,13 @@ struct Commands {
     private func isEnabled() throws(CommandError) -> ExitCode {
         let parsed = try parse(["--default"])
         let key = try expect(parsed, ["key"])[0]
-        let fallback = try parsed.options["--default"].map { text throws(CommandError) in
-            guard let value = Self.parseBool(text) else { throw .usage("--default takes true or false, not '\(text)'") }
-            return value
-        } ?? false
+        let fallback =
+            try parsed.options["--default"].map { text throws(CommandError) in
+                guard let value = Self.parseBool(text) else {
+                    throw .usage("--default takes true or false, not '\(text)'")
+                }
+                return value
+            } ?? false
         let result = try request(.isEnabled(key: key, default: fallback))
         guard let enabled = result["enabled"]?.boolValue else { throw .protocolViolation("isEnabled without enabled") }
         Output.line(invocation.json ? result.serialized() : String(enabled))
@@ -67,7 +70,9 @@ struct Commands {
             defaultValue = defaultText.map(JSONValue.string)
         case "number":
             defaultValue = try defaultText.map { text throws(CommandError) in
-                guard let number = Double(text), number.isFinite else { throw .usage("--default '\(text)' is not a number") }
+                guard let number = Double(text), number.isFinite else {
+                    throw .usage("--default '\(text)' is not a number")
+                }
                 return .number(number)
             }
         case "bool":
@@ -112,8 +117,12 @@ struct Commands {
     private func listen() throws(CommandError) -> ExitCode {
         let keys = try parse([]).positionals
         let connection = try connect()
-        let result = try Self.rethrowing { () throws(ClientError) in try connection.call(.listen(keys: keys.isEmpty ? nil : keys)) }
-        guard result["subscription"]?.stringValue != nil else { throw .protocolViolation("listen without subscription") }
+        let result = try Self.rethrowing { () throws(ClientError) in
+            try connection.call(.listen(keys: keys.isEmpty ? nil : keys))
+        }
+        guard result["subscription"]?.stringValue != nil else {
+            throw .protocolViolation("listen without subscription")
+        }
         while true {
             let (method, params) = try Self.rethrowing { () throws(ClientError) in try connection.nextNotification() }
             guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
@@ -121,7 +130,9 @@ struct Commands {
                 Output.line(params.serialized())
                 continue
             }
-            for flag in change.changed { Output.line("revision \(change.revision): changed \(Self.describe(flag, compact: true))") }
+            for flag in change.changed {
+                Output.line("revision \(change.revision): changed \(Self.describe(flag, compact: true))")
+            }
             for key in change.removed { Output.line("revision \(change.revision): removed \(key)") }
         }
     }
@@ -150,7 +161,8 @@ struct Commands {
             Output.line(result.serialized())
         } else {
             let count = result["flags"]?.arrayValue?.count ?? 0
-            let origin = result["fromNetwork"]?.boolValue == true ? "fetched from Pushwoosh" : "stored flags (no request sent)"
+            let origin =
+                result["fromNetwork"]?.boolValue == true ? "fetched from Pushwoosh" : "stored flags (no request sent)"
             Output.line("\(count) flags, revision \(Self.plain(result["revision"] ?? .null)): \(origin)")
         }
         return .success
@@ -191,7 +203,8 @@ struct Commands {
 
     private func parse(_ options: Set<String>) throws(CommandError) -> CommandArguments {
         do {
-            return try CommandArguments(invocation.arguments, allowedOptions: options, command: invocation.command ?? "")
+            return try CommandArguments(
+                invocation.arguments, allowedOptions: options, command: invocation.command ?? "")
         } catch {
             throw .usage(error.message)
         }
@@ -229,7 +242,9 @@ struct Commands {
         case "string": flag.string(forProperty: name, default: nil).map(JSONValue.string)
         case "number": flag.properties[name]?.numberValue.map { .number(flag.number(forProperty: name, default: $0)) }
         case "bool": flag.properties[name]?.boolValue.map { .bool(flag.bool(forProperty: name, default: $0)) }
-        case "json": flag.jsonObject(forProperty: name).map(JSONValue.object) ?? flag.jsonArray(forProperty: name).map(JSONValue.array)
+        case "json":
+            flag.jsonObject(forProperty: name).map(JSONValue.object)
+                ?? flag.jsonArray(forProperty: name).map(JSONValue.array)
         default: nil
         }
     }

@@ -16,7 +16,8 @@ do {
         Output.line(text)
         status = invocation.help || invocation.command == "help" ? .success : .usage
     } else {
-        let socketPath = SocketLocation.resolve(explicit: invocation.socket, environment: ProcessInfo.processInfo.environment)
+        let socketPath = SocketLocation.resolve(
+            explicit: invocation.socket, environment: ProcessInfo.processInfo.environment)
         status = try Commands(invocation: invocation, socketPath: socketPath).run()
     }
 } catch let error as Invocation.UsageError {

@@ -28,7 +28,9 @@ func main() async -> Int32 {
         break
     }
     let configuration: Configuration
-    switch ConfigurationLoader.load(configPath: options.configPath, overrides: options.overrides, environment: environment) {
+    switch ConfigurationLoader.load(
+        configPath: options.configPath, overrides: options.overrides, environment: environment)
+    {
     case .success(let loaded): configuration = loaded
     case .failure(let errors):
         FileHandle.standardError.write(Data("pwflagsd: invalid configuration:\n\(errors.description)\n".utf8))

@@ -1,7 +1,7 @@
 import FlagsCore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +9,8 @@ import TestSupport
 
 /// R17, R18 against the real daemon and the fake Pushwoosh server.
 @Suite struct ImpressionTests {
-    static let checkout = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
+    static let checkout = Flag(
+        key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
 
     init() {
@@ -82,7 +83,10 @@ import TestSupport
         let current = try #require(request["timestampCurrent"]?.integerValue)
         #expect(utc >= before && utc <= Int(Date().timeIntervalSince1970))
         #expect(current - utc == TimeZone.current.secondsFromGMT())
-        #expect(Set(request.keys) == ["application", "hwid", "userId", "v", "event", "attributes", "timestampUTC", "timestampCurrent"])
+        #expect(
+            Set(request.keys) == [
+                "application", "hwid", "userId", "v", "event", "attributes", "timestampUTC", "timestampCurrent",
+            ])
     }
 
     @Test("R18: a repeat inside the session is a duplicate and sends nothing; an unknown key is noFlag")
@@ -145,7 +149,9 @@ import TestSupport
             server.stop()
         }
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
-        #expect(try client.request(#"{"id":2,"method":"setUserId","params":{"userId":"alice"}}"#)?["result"]?["userId"] == "alice")
+        #expect(
+            try client.request(#"{"id":2,"method":"setUserId","params":{"userId":"alice"}}"#)?["result"]?["userId"]
+                == "alice")
         try await Self.waitForFlag("new_checkout", client: client)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         let users = Self.postEvents(server).map { $0.requestObject?["userId"] }
@@ -216,7 +222,9 @@ import TestSupport
         #expect(try Self.logImpression("new_checkout", client) == ["outcome": "failed", "status": 0])
         #expect(try Self.logImpression("new_checkout", client) == ["outcome": "failed", "status": 0])
         // The stored flags are untouched by the failures.
-        #expect(try client.request(#"{"id":5,"method":"get","params":{"key":"new_checkout"}}"#)?["result"]?["flag"]?["key"] == "new_checkout")
+        #expect(
+            try client.request(#"{"id":5,"method":"get","params":{"key":"new_checkout"}}"#)?["result"]?["flag"]?["key"]
+                == "new_checkout")
     }
 
     @Test("R18: concurrent calls for the same impression send one event")

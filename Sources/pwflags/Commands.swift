@@ -22,6 +22,7 @@ struct Commands {
         case "status": return try status()
         case "refresh": return try refresh()
         case "impression": return try impression()
+        case "reload": return try reload()
         default: throw .usage("unknown command '\(command)'; see pwflags --help")
         }
     }
@@ -180,6 +181,13 @@ struct Commands {
             Output.line(outcome)
         }
         return outcome == "failed" || outcome == "noFlag" ? .failure : .success
+    }
+
+    private func reload() throws(CommandError) -> ExitCode {
+        _ = try arguments([], [])
+        let result = try request(.reload)
+        Output.line(invocation.json ? result.serialized() : "reloaded")
+        return .success
     }
 
     // MARK: Helpers

@@ -15,6 +15,7 @@ enum Help {
           status                               what the daemon is doing
           refresh                              fetch flags now (subject to RefreshThrottle)
           impression KEY                       log that the user reached the flag's code
+          reload                               make the daemon re-read its configuration (root only)
 
         Options:
           --socket PATH    the daemon's socket (default: $PWFLAGS_SOCKET, else /run/pwflagsd/pwflagsd.sock)
@@ -81,6 +82,14 @@ enum Help {
 
             Tells Pushwoosh the user reached the code flag KEY controls (once per flag, rule and state per
             session). Prints the outcome: sent, duplicate, noFlag, failed or logged.
+            """
+        case "reload":
+            """
+            Usage: pwflags reload [--json]
+
+            Makes the daemon re-read its configuration and answers once the new one is applied, so that
+            ExecReload=pwflags reload is synchronous. A broken configuration is refused with every problem
+            (file and line) and the running one stays. Only root and the daemon's own user may reload.
             """
         default:
             nil

@@ -35,7 +35,10 @@ do {
         Output.error("pwflagsd at \(path) closed the connection")
         status = .unavailable
     case .client(.rpc(let rpcError)):
-        if let refreshStatus = rpcError.refreshStatus {
+        if let problems = rpcError.data?["problems"]?.arrayValue {
+            Output.error(rpcError.message)
+            for problem in problems { Output.error("  \(problem.stringValue ?? problem.serialized())") }
+        } else if let refreshStatus = rpcError.refreshStatus {
             Output.error("\(rpcError.message) (\(RPCError.errorDomain) status \(refreshStatus))")
         } else {
             Output.error(rpcError.message)

@@ -1,3 +1,4 @@
+import FlagsCore
 public import UnixIO
 
 #if canImport(Glibc)
@@ -28,6 +29,16 @@ public struct AccessPolicy: Sendable, Equatable {
         guard let controlGroups else { return true }
         if isPrivileged(peer) || controlGroups.contains(peer.gid) { return true }
         return supplementaryGroups()?.contains(where: controlGroups.contains) ?? false
+    }
+
+    /// The policy of a configuration; group names that do not exist are logged and left out.
+    static func make(for configuration: FlagsCore.Configuration, logger: Logger) -> AccessPolicy {
+        guard !configuration.controlGroups.isEmpty else { return AccessPolicy(controlGroups: nil) }
+        let (groups, unknown) = resolveGroups(configuration.controlGroups)
+        if !unknown.isEmpty {
+            logger.warning("ControlGroups names groups that do not exist", ["GROUPS": unknown.joined(separator: " ")])
+        }
+        return AccessPolicy(controlGroups: groups)
     }
 
     /// Resolves group names to ids; returns the names that do not exist.

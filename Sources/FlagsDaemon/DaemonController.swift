@@ -5,42 +5,27 @@ public import UnixIO
 
 /// Carries out the methods that may wait, and knows what `status` reports.
 public final class DaemonController: RequestHandler {
-    private let configuration: Configuration
-    private let hwid: String
     private let store: FlagStore
-    private let local: LocalFlagSource?
-    private let refresher: Refresher
-    private let impressions: ImpressionReporter
-    private let logger: Logger
+    private let reloader: Reloader
 
-    init(
-        configuration: Configuration,
-        hwid: String,
-        store: FlagStore,
-        local: LocalFlagSource?,
-        refresher: Refresher,
-        impressions: ImpressionReporter,
-        logger: Logger
-    ) {
-        self.configuration = configuration
-        self.hwid = hwid
+    init(store: FlagStore, reloader: Reloader) {
         self.store = store
-        self.local = local
-        self.refresher = refresher
-        self.impressions = impressions
-        self.logger = logger
+        self.reloader = reloader
     }
 
+    private var stack: SourceStack { reloader.current.withLock { $0 } }
+
     public func statusFields() -> [String: JSONValue] {
-        var fields = refresher.status.withLock { $0.fields }
+        let stack = self.stack
+        var fields = stack.refresher.status.withLock { $0.fields }
         fields["version"] = .string(PWFlagsVersion.current)
-        fields["hwid"] = .string(hwid)
-        let counts = impressions.counts.withLock { $0 }
+        fields["hwid"] = .string(stack.hwid)
+        let counts = stack.impressions.counts.withLock { $0 }
         fields["impressions"] = [
             "sent": .number(Double(counts.sent)), "duplicate": .number(Double(counts.duplicate)),
             "failed": .number(Double(counts.failed)),
         ]
-        if let local {
+        if let local = stack.local {
             fields["source"] = "file"
             fields["applicationCode"] = .null
             // Edits of the file arrive through inotify, not through the refresher.
@@ -49,15 +34,16 @@ public final class DaemonController: RequestHandler {
             fields["problem"] = local.problem.map(JSONValue.string) ?? .null
         } else {
             fields["source"] = "pushwoosh"
-            fields["applicationCode"] = .string(configuration.applicationCode)
+            fields["applicationCode"] = .string(stack.configuration.applicationCode)
         }
         return fields
     }
 
     public func perform(_ call: Call, peer: PeerCredentials) async -> Result<JSONValue, RPCError> {
+        let stack = self.stack
         switch call {
         case .refresh:
-            switch await refresher.refresh() {
+            switch await stack.refresher.refresh() {
             case .success(let fromNetwork):
                 let snapshot = store.current
                 return .success([
@@ -69,15 +55,15 @@ public final class DaemonController: RequestHandler {
                 return .failure(.refreshFailed(status: error.status, reason: error.reason))
             }
         case .setUserId(let requested):
-            let userId = await refresher.setUserId(requested)
+            let userId = await stack.refresher.setUserId(requested)
             return .success(["userId": .string(userId)])
         case .setAppState(let appState):
-            let started = await refresher.setAppState(foreground: appState == .foreground)
+            let started = await stack.refresher.setAppState(foreground: appState == .foreground)
             return .success(["sessionStarted": .bool(started)])
         case .pushRegistered:
-            return .success(["refreshStarted": .bool(await refresher.pushRegistered())])
+            return .success(["refreshStarted": .bool(await stack.refresher.pushRegistered())])
         case .logImpression(let key):
-            switch await impressions.logImpression(key: key) {
+            switch await stack.impressions.logImpression(key: key) {
             case .sent: return .success(["outcome": "sent"])
             case .duplicate: return .success(["outcome": "duplicate"])
             case .noFlag: return .success(["outcome": "noFlag"])
@@ -85,7 +71,17 @@ public final class DaemonController: RequestHandler {
             case .failed(let status): return .success(["outcome": "failed", "status": .number(Double(status))])
             }
         case .reload:
-            return .failure(.internalError("reload is not available yet"))
+            switch await reloader.reload() {
+            case .success: return .success([:])
+            case .failure(let errors):
+                return .failure(
+                    RPCError(
+                        code: RPCError.invalidParamsCode,
+                        message: "invalid configuration; the running one stays",
+                        data: ["problems": .array(errors.problems.map { .string($0.description) })]
+                    )
+                )
+            }
         case .get, .getAll, .isEnabled, .listen, .unlisten, .status:
             return .failure(.internalError("\(call.method) is answered by the socket server"))
         }

@@ -7,15 +7,22 @@ import Synchronization
 
 /// The daemon's log: a level, a message, and fields named the way the journal names them (`FLAG_KEY`).
 ///
-/// Lines go to stderr; systemd sends stderr to the journal. Nothing secret is ever passed in: the API token
-/// is read by the upstream client alone and no log call takes it.
+/// Under systemd, entries go to the journal with their fields (`journalctl -o verbose` shows `FLAG_KEY=`…);
+/// elsewhere, plain lines go to stderr. Nothing secret is ever passed in: the API token is read by the
+/// upstream client alone and no log call takes it.
 public final class Logger: Sendable {
     private let threshold: Mutex<LogLevel>
     private let sink: @Sendable (LogLevel, String, [(String, String)]) -> Void
 
-    /// A logger writing to stderr.
-    public convenience init(level: LogLevel) {
-        self.init(level: level, sink: Logger.writeToStandardError)
+    /// A logger writing to the journal with fields when stderr is the journal, else plain lines to stderr.
+    public convenience init(level: LogLevel, environment: [String: String] = [:]) {
+        if Systemd.stderrIsJournal(environment: environment) {
+            self.init(level: level) { level, message, fields in
+                Systemd.journalSend(priority: level.syslogPriority, message: message, fields: fields)
+            }
+        } else {
+            self.init(level: level, sink: Logger.writeToStandardError)
+        }
     }
 
     /// A logger with its own sink, for tests.

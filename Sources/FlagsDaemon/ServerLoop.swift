@@ -19,6 +19,7 @@ final class ServerLoop: @unchecked Sendable {
         case update(FlagUpdate)
         case completion(connection: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>)
         case limits(ServerLimits)
+        case access(AccessPolicy)
         case shutdown
     }
 
@@ -49,7 +50,7 @@ final class ServerLoop: @unchecked Sendable {
     private let epollFD: Int32
     private var listenFD: Int32
     private var limits: ServerLimits
-    private let access: AccessPolicy
+    private var access: AccessPolicy
     private let handler: any RequestHandler
     private let logger: Logger
     private let submit: @Sendable (Work) -> Void
@@ -168,6 +169,7 @@ final class ServerLoop: @unchecked Sendable {
             case .completion(let id, let requestID, let result):
                 complete(connectionID: id, requestID: requestID, result: result)
             case .limits(let newLimits): limits = newLimits
+            case .access(let newAccess): access = newAccess
             case .shutdown: beginDraining()
             }
         }

@@ -75,4 +75,9 @@ public final class SocketServer: Service {
     public func update(limits: ServerLimits) {
         loop.post(.limits(limits))
     }
+
+    /// Applies a new `ControlGroups` policy (a reload).
+    public func update(access: AccessPolicy) {
+        loop.post(.access(access))
+    }
 }

@@ -76,6 +76,40 @@ public enum Systemd {
         }
     }
 
+    /// True when stderr is the journal's stream (`$JOURNAL_STREAM` names its device and inode), so that log
+    /// entries can go to the journal with their fields instead of as plain lines.
+    public static func stderrIsJournal(environment: [String: String]) -> Bool {
+        guard let stream = environment["JOURNAL_STREAM"] else { return false }
+        let parts = stream.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        guard fstat(STDERR_FILENO, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// Sends one journal entry with `PRIORITY`, `MESSAGE`, `SYSLOG_IDENTIFIER` and the given fields
+    /// (`sd_journal_sendv`: the variadic `sd_journal_send` cannot be called from Swift).
+    public static func journalSend(priority: Int, message: String, fields: [(String, String)]) {
+        var entries: [[UInt8]] = [
+            Array("PRIORITY=\(priority)".utf8), Array("MESSAGE=\(message)".utf8),
+            Array("SYSLOG_IDENTIFIER=pwflagsd".utf8),
+        ]
+        for (name, value) in fields { entries.append(Array("\(name)=\(value)".utf8)) }
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(entries.count)
+        func send(_ index: Int) {
+            guard index < entries.count else {
+                _ = vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
+                return
+            }
+            entries[index].withUnsafeMutableBytes { raw in
+                vectors.append(iovec(iov_base: raw.baseAddress, iov_len: raw.count))
+                send(index + 1)
+            }
+        }
+        send(0)
+    }
+
     /// pwflagsd's own application id (generated once with `systemd-id128 new`); changing it changes every HWID.
     private static let applicationID: sd_id128_t = {
         var id = sd_id128_t()

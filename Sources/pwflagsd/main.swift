@@ -40,9 +40,13 @@ func main() async -> Int32 {
         print(ConfigurationLoader.renderEffective(configuration, environment: environment), terminator: "")
         return 0
     }
-    let logger = Logger(level: configuration.logLevel)
+    let logger = Logger(level: configuration.logLevel, environment: environment)
     do {
-        try await Daemon(configuration: configuration, environment: environment, logger: logger).run()
+        let daemon = Daemon(configuration: configuration, environment: environment, logger: logger) {
+            ConfigurationLoader.load(
+                configPath: options.configPath, overrides: options.overrides, environment: environment)
+        }
+        try await daemon.run()
         return 0
     } catch {
         logger.error("cannot start: \(error)")

@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+
+/// Keeps the `STATUS=` line of `systemctl status` current, looking every few seconds and sending it when it changed.
+final class SystemdStatus: Sendable {
+    private let store: FlagStore
+    private let stack: @Sendable () -> SourceStack
+    private let lastSent = Mutex("")
+
+    init(store: FlagStore, stack: @escaping @Sendable () -> SourceStack) {
+        self.store = store
+        self.stack = stack
+    }
+
+    /// The line as it stands.
+    func line() -> String {
+        stack().statusLine(store: store)
+    }
+
+    /// Sends the line when it changed.
+    func update() {
+        let line = line()
+        let changed = lastSent.withLock { last in
+            defer { last = line }
+            return last != line
+        }
+        if changed { Systemd.notifyStatus(line) }
+    }
+
+    /// Updates every few seconds until cancelled; changes of flags or errors show within that time.
+    func run() async {
+        while !Task.isCancelled {
+            update()
+            try? await Task.sleep(for: .seconds(5))
+        }
+    }
+}

@@ -175,6 +175,9 @@ actor Refresher {
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
+        // Done in the same actor turn as the update: a trigger that comes after this answer sends its own
+        // request instead of sharing one that is no longer in flight (R10, R12).
+        inFlight = nil
         let now = clock.now()
         switch result {
         case .success(let response):

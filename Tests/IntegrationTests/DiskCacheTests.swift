@@ -51,13 +51,14 @@ import Testing
     @Test("R7: a cache older than CacheMaxAge is not served after a restart")
     func r7StaleCacheNotServed() async throws {
         let server = try FakePushwooshServer.start()
-        let directory = try await cacheFirst(server, featureFlags: ["CacheMaxAge": "1500ms"])
+        // Written with a long CacheMaxAge, so that the first daemon keeps it; the restart uses a short one.
+        let directory = try await cacheFirst(server)
         let stopped = ContinuousClock.now
         try #require(FileManager.default.fileExists(atPath: directory.file("state/flags-cache.json")))
-        // The rule is about age itself: let CacheMaxAge pass (the fetch was before the stop).
-        try await Task.sleep(until: stopped + .milliseconds(1600))
+        // The rule is about age itself: let the short CacheMaxAge pass (the fetch was before the stop).
+        try await Task.sleep(until: stopped + .milliseconds(1100))
         server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let second = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "1500ms"], directory: directory)
+        let second = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "1s"], directory: directory)
         defer {
             server.stop()
             second.cleanUp()

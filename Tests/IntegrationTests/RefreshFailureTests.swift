@@ -94,6 +94,6 @@ import Testing
         // Not before CacheMaxAge: the fetch came after `start`.
         #expect(clock.now - start >= .milliseconds(950))
         #expect(try session.get("new_checkout")?.isNull == true)
-        #expect(Fixtures.cacheText(daemon) == nil)
+        #expect(Eventually.wait { Fixtures.cacheText(daemon) == nil })
     }
 }

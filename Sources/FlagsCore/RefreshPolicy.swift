@@ -209,9 +209,13 @@ public struct RefreshPolicy: Sendable, Equatable {
 
     /// When the next automatic request is due, if one is planned.
     public func nextRefreshAt(now: Double) -> Double? {
-        if !pending.isEmpty { return now }
+        let automaticAllowed = isForeground || settings.lifecycle == .foreground
+        // In the background only the triggers `dueTriggers` lets through count: a session start left pending
+        // there waits for the next foreground instead of waking the refresher over and over.
+        let duePending = automaticAllowed ? pending : pending.intersection([.userChanged, .pushRegistered])
+        if !duePending.isEmpty { return now }
         var candidates: [Double] = []
-        if isForeground || settings.lifecycle == .foreground {
+        if automaticAllowed {
             if let retryAt { candidates.append(retryAt) }
             if let lastCompleteAt, retryAt == nil { candidates.append(lastCompleteAt + settings.refreshInterval) }
         }

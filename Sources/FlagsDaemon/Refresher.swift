@@ -177,8 +177,8 @@ actor Refresher {
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
-        // The answer is in: from here on (no suspension until return) a new trigger starts a new request
-        // rather than joining one whose answer is already applied.
+        // Done in the same actor turn as the update: a trigger that comes after this answer sends its own
+        // request instead of sharing one that is no longer in flight (R10, R12).
         inFlight = nil
         let now = clock.now()
         switch result {

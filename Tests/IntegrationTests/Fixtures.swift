@@ -1,0 +1,47 @@
+import FlagsCore
+import Foundation
+import TestSupport
+
+/// Flags and daemons the Pushwoosh-source suites share.
+enum Fixtures {
+    static let checkout = Flag(
+        key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["button_color": "green"])
+    static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
+    static let search = Flag(key: "search_v2", isEnabled: true, ruleId: "r_5e6f")
+
+    /// The cache file's path in a daemon's state directory.
+    static func cachePath(_ daemon: DaemonProcess) -> String {
+        daemon.directory.file("state/flags-cache.json")
+    }
+
+    /// The cache file's text, or nil when there is none.
+    static func cacheText(_ daemon: DaemonProcess) -> String? {
+        try? String(contentsOfFile: cachePath(daemon), encoding: .utf8)
+    }
+
+    /// Starts the daemon against `server` with the given keys (all other durations long), in `directory` when
+    /// given (a restart).
+    static func daemon(
+        _ server: FakePushwooshServer,
+        featureFlags: [String: String] = [:],
+        pushwoosh: [String: String] = [:],
+        applicationCode: String = "ABCDE-12345",
+        serverURL: String? = nil,
+        directory: TemporaryDirectory? = nil
+    ) throws -> DaemonProcess {
+        let config = PushwooshConfig.text(
+            serverURL: serverURL ?? server.baseURL.absoluteString,
+            applicationCode: applicationCode,
+            pushwoosh: pushwoosh,
+            featureFlags: featureFlags
+        )
+        return try DaemonProcess(config: config, directory: directory)
+    }
+
+    /// Waits until `get(key)` returns a flag.
+    static func waitForFlag(_ key: String, on session: SocketSession, timeout: Duration = .seconds(10)) throws
+        -> Bool
+    {
+        try Eventually.wait(timeout: timeout) { try session.get(key)?.isNull == false }
+    }
+}

@@ -1,0 +1,83 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reading flags never waits for Pushwoosh (R3), and a plan without flags reads as defaults (R5).
+@Suite struct ReadingTests {
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    @Test("R3: get answers at once from the stored flags while the server stalls")
+    func r3GetDoesNotWaitForTheNetwork() async throws {
+        let server = try FakePushwooshServer.start()
+        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        server.setDefaultReply(.hang, for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
+        defer {
+            server.stop()
+            daemon.cleanUp()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        // A refresh from another connection now hangs on the server.
+        let refresher = try RawClient(socketPath: daemon.socketPath)
+        try refresher.send(line: #"{"id":1,"method":"refresh"}"#)
+        _ = try await server.waitForRequests(count: 2)
+        let clock = ContinuousClock()
+        for _ in 0..<20 {
+            let start = clock.now
+            let flag = try session.get("new_checkout")
+            #expect(clock.now - start < .milliseconds(50))
+            #expect(flag?["enabled"]?.boolValue == true)
+            let missing = try session.get("unknown")
+            #expect(missing?.isNull == true)
+        }
+    }
+
+    @Test("R3: before any answer, get returns null at once")
+    func r3GetWithoutFlagsIsNull() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.hang, for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(server)
+        defer {
+            server.stop()
+            daemon.cleanUp()
+        }
+        _ = try await server.waitForRequests(count: 1)
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        let clock = ContinuousClock()
+        for _ in 0..<20 {
+            let start = clock.now
+            let flag = try session.get("new_checkout")
+            #expect(clock.now - start < .milliseconds(50))
+            #expect(flag?.isNull == true)
+        }
+    }
+
+    @Test("R5: a plan without feature flags (flags: []) reads null, and isEnabled gives the default")
+    func r5PlanWithoutFlags() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.flags([]), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(server)
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        _ = try await server.waitForRequests(count: 1)
+        #expect(try Eventually.wait { try session.result("status")?["fetchedAt"]?.isNull == false })
+        #expect(try session.get("new_checkout")?.isNull == true)
+        #expect(try session.keys().isEmpty)
+        let enabled = try session.result("isEnabled", ["key": "new_checkout", "default": true])
+        #expect(enabled?["enabled"]?.boolValue == true)
+        #expect(enabled?["found"]?.boolValue == false)
+        let disabled = try session.result("isEnabled", ["key": "new_checkout", "default": false])
+        #expect(disabled?["enabled"]?.boolValue == false)
+    }
+}

@@ -1,0 +1,106 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where requests go and what they carry: the R16 URL rule, the API token, `base_url` with `ServerURL` set.
+@Suite struct ServerAddressTests {
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    @Test("R16: a ServerURL not ending in json/1.3/ sends nothing; get is null, refresh fails with status 0")
+    func r16BadServerURL() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.flags([Fixtures.checkout]))
+        let badURL = "http://127.0.0.1:\(server.port)/json/1.2/"
+        let daemon = try Fixtures.daemon(server, serverURL: badURL)
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try session.get("new_checkout")?.isNull == true)
+        let answer = try #require(try session.call("refresh"))
+        #expect(answer["error"]?["code"]?.integerValue == -32000)
+        #expect(answer["error"]?["data"]?["status"]?.integerValue == 0)
+        #expect(answer["error"]?["data"]?["domain"]?.stringValue == "PWFeatureFlagsErrorDomain")
+        #expect(try session.result("pushRegistered")?["refreshStarted"]?.boolValue == false)
+        _ = try session.result("setUserId", ["userId": "alice"])
+        let status = try session.result("status")
+        let problem = try #require(status?["problem"]?.stringValue)
+        #expect(problem.contains("json/1.3/"))
+        #expect(status?["nextRefreshAt"]?.isNull == true)
+        #expect(daemon.log.contains("json/1.3/"))
+        #expect(try session.get("new_checkout")?.isNull == true)
+        // Every trigger went by: the session start, refresh, pushRegistered, setUserId. None reached the server.
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test("The request carries Authorization: Token from APITokenFile; the token is in neither the log nor status")
+    func apiTokenSentNeverShown() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        let tokens = try TemporaryDirectory()
+        let token = "s3cr3t-T0KEN-9f8e7d"
+        try tokens.write("token", token + "\n")
+        let config =
+            PushwooshConfig.text(
+                serverURL: server.baseURL.absoluteString, pushwoosh: ["APITokenFile": tokens.file("token")])
+            + "[Daemon]\nLogLevel=debug\n"
+        let daemon = try DaemonProcess(config: config)
+        defer {
+            daemon.cleanUp()
+            server.stop()
+            tokens.remove()
+        }
+        let requests = try await server.waitForRequests(count: 1)
+        #expect(requests[0].header("Authorization") == "Token \(token)")
+        #expect(!requests[0].body.isEmpty)
+        #expect(!String(decoding: requests[0].body, as: UTF8.self).contains(token))
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        let status = try #require(try session.call("status"))
+        #expect(!status.serialized().contains(token))
+        daemon.stop()
+        #expect(!daemon.log.contains(token))
+        #expect(!daemon.log.isEmpty)
+    }
+
+    @Test("Without a token file no Authorization header is sent")
+    func noTokenNoAuthorization() async throws {
+        let server = try FakePushwooshServer.start()
+        let daemon = try Fixtures.daemon(server)
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let requests = try await server.waitForRequests(count: 1)
+        #expect(requests[0].header("Authorization") == nil)
+    }
+
+    @Test("With ServerURL set, base_url in a reply is ignored: later requests still go to ServerURL")
+    func baseURLIgnoredWithServerURL() async throws {
+        let server = try FakePushwooshServer.start()
+        server.enqueue(
+            .flags([Fixtures.checkout], baseURL: "http://127.0.0.1:9/json/1.3/"), for: "getFeatureFlags")
+        server.setDefaultReply(.flags([Fixtures.search]), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        let answer = try session.result("refresh")
+        #expect(answer?["fromNetwork"]?.boolValue == true)
+        #expect(try session.get("search_v2")?.isNull == false)
+        let requests = try await server.waitForRequests(count: 2)
+        #expect(requests[1].path == "/json/1.3/getFeatureFlags")
+        #expect(!FileManager.default.fileExists(atPath: daemon.directory.file("state/base-url")))
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The floor: a minimal AF_UNIX echo server, a thread per connection, that writes back whatever it reads.
+/// No daemon can answer a line faster than the kernel carries it there and back.
+final class EchoServer: @unchecked Sendable {
+    let path: String
+    private let listener: Int32
+
+    init(path: String) throws {
+        self.path = path
+        unlink(path)
+        listener = try UnixSocket.listen(at: path, mode: 0o600)
+        let flags = fcntl(listener, F_GETFL)
+        _ = fcntl(listener, F_SETFL, flags & ~O_NONBLOCK)
+        let thread = Thread { [listener] in
+            while true {
+                let fd = accept(listener, nil, nil)
+                if fd < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                Thread { EchoServer.echo(fd) }.start()
+            }
+        }
+        thread.start()
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        unlink(path)
+    }
+
+    private static func echo(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        defer { close(fd) }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            var offset = 0
+            while offset < count {
+                let written = buffer.withUnsafeBytes { raw in
+                    send(fd, raw.baseAddress.map { $0 + offset }, count - offset, Int32(MSG_NOSIGNAL))
+                }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The benchmark's client: raw bytes out, whole lines in, nothing parsed, so that the daemon and the echo floor
+/// are measured with exactly the same client code.
+final class LineClient {
+    let fd: Int32
+    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    private var start = 0
+    private var end = 0
+
+    init(path: String) throws {
+        fd = try UnixSocket.connect(to: path)
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        try UnixSocket.writeAll(fd, bytes)
+    }
+
+    /// Reads one line and returns its length (without the newline); nil at end of stream.
+    @discardableResult
+    func readLine() -> Int? {
+        while true {
+            if let newline = indexOfNewline() {
+                let length = newline - start
+                start = newline + 1
+                return length
+            }
+            if start > 0 {
+                buffer.withUnsafeMutableBytes { raw in
+                    guard let base = raw.baseAddress else { return }
+                    memmove(base, base + start, end - start)
+                }
+                end -= start
+                start = 0
+            }
+            if end == buffer.count { buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count)) }
+            let count = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress.map { $0 + end }, raw.count - end) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            end += count
+        }
+    }
+
+    /// Reads one line and returns it as text (for the few answers the benchmark looks into).
+    func readText() -> String? {
+        while indexOfNewline() == nil {
+            guard fill() else { return nil }
+        }
+        guard let newline = indexOfNewline() else { return nil }
+        let text = String(decoding: buffer[start..<newline], as: UTF8.self)
+        start = newline + 1
+        return text
+    }
+
+    /// True when a line is already buffered.
+    var hasBufferedLine: Bool { indexOfNewline() != nil }
+
+    /// Reads what is available into the buffer; false at end of stream.
+    func fill() -> Bool {
+        if end == buffer.count {
+            if start > 0 {
+                buffer.replaceSubrange(0..<(end - start), with: buffer[start..<end])
+                end -= start
+                start = 0
+            } else {
+                buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count))
+            }
+        }
+        let count = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress.map { $0 + end }, raw.count - end) }
+        guard count > 0 else { return count < 0 && errno == EINTR }
+        end += count
+        return true
+    }
+
+    private func indexOfNewline() -> Int? {
+        buffer.withUnsafeBytes { raw -> Int? in
+            guard let base = raw.baseAddress, end > start else { return nil }
+            guard let found = memchr(base + start, 0x0A, end - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import FlagsCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Clocks, percentiles, memory readings and flag files for the benchmark.
+enum Measure {
+    /// Monotonic nanoseconds.
+    static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// The p-th percentile (0...100) of samples, which it sorts.
+    static func percentile(_ samples: inout [UInt64], _ p: Double) -> Double {
+        guard !samples.isEmpty else { return .nan }
+        samples.sort()
+        let index = min(samples.count - 1, Int((Double(samples.count - 1) * p / 100).rounded()))
+        return Double(samples[index])
+    }
+
+    /// `VmRSS` and `RssAnon` of a process, in KiB.
+    static func memory(of pid: Int32) -> (rss: Double, anon: Double) {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return (.nan, .nan) }
+        func field(_ name: String) -> Double {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return .nan }
+            return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? .nan
+        }
+        return (field("VmRSS"), field("RssAnon"))
+    }
+
+    /// `count` flags named `flag_0`…, each with a few properties of every type.
+    static func flags(_ count: Int, variant: Int = 0) -> [Flag] {
+        (0..<count).map { index in
+            Flag(
+                key: "flag_\(index)",
+                isEnabled: (index + variant) % 3 != 0,
+                ruleId: index % 5 == 0 ? "default" : "r_\(index)",
+                properties: [
+                    "color": .string(index % 2 == 0 ? "green" : "blue"), "limit": .number(Double(index % 100)),
+                    "beta": .bool(index % 2 == 1), "variant": .number(Double(variant)),
+                ]
+            )
+        }
+    }
+
+    /// The local flags file text (the `getFeatureFlags` `response` shape).
+    static func flagsFile(_ flags: [Flag]) -> String {
+        let entries: [JSONValue] = flags.map {
+            ["key": .string($0.key), "enabled": .bool($0.isEnabled), "rule_id": .string($0.ruleId), "properties": .object($0.properties)]
+        }
+        return JSONValue.object(["flags": .array(entries)]).serialized()
+    }
+
+    /// Raises the open-file limit to its hard maximum: a thousand subscribers need a thousand descriptors.
+    static func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}

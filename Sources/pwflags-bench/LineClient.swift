@@ -42,7 +42,9 @@ final class LineClient {
                 start = 0
             }
             if end == buffer.count { buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count)) }
-            let count = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress.map { $0 + end }, raw.count - end) }
+            let count = buffer.withUnsafeMutableBytes { raw in
+                read(fd, raw.baseAddress.map { $0 + end }, raw.count - end)
+            }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return nil }
             end += count

@@ -24,7 +24,9 @@ enum Measure {
 
     /// `VmRSS` and `RssAnon` of a process, in KiB.
     static func memory(of pid: Int32) -> (rss: Double, anon: Double) {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return (.nan, .nan) }
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+            return (.nan, .nan)
+        }
         func field(_ name: String) -> Double {
             guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return .nan }
             return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? .nan
@@ -50,7 +52,10 @@ enum Measure {
     /// The local flags file text (the `getFeatureFlags` `response` shape).
     static func flagsFile(_ flags: [Flag]) -> String {
         let entries: [JSONValue] = flags.map {
-            ["key": .string($0.key), "enabled": .bool($0.isEnabled), "rule_id": .string($0.ruleId), "properties": .object($0.properties)]
+            [
+                "key": .string($0.key), "enabled": .bool($0.isEnabled), "rule_id": .string($0.ruleId),
+                "properties": .object($0.properties),
+            ]
         }
         return JSONValue.object(["flags": .array(entries)]).serialized()
     }

@@ -16,7 +16,9 @@ final class Report {
     private(set) var figures: [Figure] = []
     var machine: [String: String] = [:]
 
-    func add(_ section: String, _ name: String, _ value: Double, _ unit: String, target: String? = nil, met: Bool? = nil) {
+    func add(
+        _ section: String, _ name: String, _ value: Double, _ unit: String, target: String? = nil, met: Bool? = nil
+    ) {
         figures.append(Figure(section: section, name: name, value: value, unit: unit, target: target, met: met))
         FileHandle.standardError.write(Data("  \(section) / \(name): \(Report.format(value)) \(unit)\n".utf8))
     }
@@ -33,7 +35,8 @@ final class Report {
         var lines = ["| section | figure | value | target |", "| --- | --- | --- | --- |"]
         for figure in figures {
             let target = figure.target.map { "\($0) \(figure.met == true ? "met" : "NOT met")" } ?? ""
-            lines.append("| \(figure.section) | \(figure.name) | \(Report.format(figure.value)) \(figure.unit) | \(target) |")
+            lines.append(
+                "| \(figure.section) | \(figure.name) | \(Report.format(figure.value)) \(figure.unit) | \(target) |")
         }
         return lines.joined(separator: "\n")
     }

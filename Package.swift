@@ -41,6 +41,12 @@ let package = Package(
         .target(name: "FeatureFlags", dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"], swiftSettings: strict),
         .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon"], swiftSettings: strict),
         .executableTarget(name: "pwflags", dependencies: ["FeatureFlags"], swiftSettings: strict),
+        // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
+        .executableTarget(
+            name: "pwflags-bench",
+            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport"],
+            swiftSettings: strict
+        ),
 
         .target(
             name: "TestSupport",

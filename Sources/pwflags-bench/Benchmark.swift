@@ -1,0 +1,270 @@
+import FlagsCore
+import Foundation
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The measurements of issue 7, each against its floor or baseline in the same run.
+struct Benchmark {
+    let quick: Bool
+    let report: Report
+    let directory: TemporaryDirectory
+
+    /// The request every load sends: a `get` of a flag that exists.
+    static let getRequest = Array(#"{"id":1,"method":"get","params":{"key":"flag_7"}}"#.utf8) + [0x0A]
+
+    /// A daemon on a local file of `count` flags; `extra` goes into its configuration.
+    func localDaemon(flags count: Int, name: String, extra: String = "") throws -> DaemonProcess {
+        let folder = try TemporaryDirectory(prefix: "pwb")
+        try folder.write("flags.json", Measure.flagsFile(Measure.flags(count)))
+        return try DaemonProcess(
+            config: """
+                [FeatureFlags]
+                LocalFlagsFile=\(folder.file("flags.json"))
+                [Daemon]
+                MaxConnections=8192
+                LogLevel=warning
+                \(extra)
+                """,
+            directory: folder
+        )
+    }
+
+    // MARK: 1. Sequential get against the floor
+
+    func sequentialGet(daemon: DaemonProcess, echo: EchoServer) throws {
+        let count = quick ? 5_000 : 20_000
+        var mine = try Load.sequential(path: daemon.socketPath, request: Self.getRequest, count: count)
+        var floor = try Load.sequential(path: echo.path, request: Self.getRequest, count: count)
+        let p50 = Measure.percentile(&mine, 50) / 1000
+        let p99 = Measure.percentile(&mine, 99) / 1000
+        let floorP50 = Measure.percentile(&floor, 50) / 1000
+        let floorP99 = Measure.percentile(&floor, 99) / 1000
+        let rate = Double(mine.count) / (Double(mine.reduce(0, +)) / 1e9)
+        let floorRate = Double(floor.count) / (Double(floor.reduce(0, +)) / 1e9)
+        let section = "get, 1 client, sequential (\(count) calls)"
+        report.add(section, "pwflagsd p50", p50, "µs")
+        report.add(section, "pwflagsd p99", p99, "µs")
+        report.add(section, "pwflagsd calls/s", rate, "1/s")
+        report.add(section, "echo floor p50", floorP50, "µs")
+        report.add(section, "echo floor p99", floorP99, "µs")
+        report.add(section, "echo floor calls/s", floorRate, "1/s")
+        report.add(section, "p50 ratio to floor", p50 / floorP50, "x", target: "≤ 1.5", met: p50 / floorP50 <= 1.5)
+        report.add(section, "p99 ratio to floor", p99 / floorP99, "x", target: "≤ 3", met: p99 / floorP99 <= 3)
+    }
+
+    // MARK: 2. Pipelined throughput against the floor
+
+    func throughput(daemon: DaemonProcess, echo: EchoServer) throws {
+        let perClient = quick ? 1_000 : 5_000
+        for clients in [1, 4, 16, 64] {
+            let section = "get throughput, \(clients) clients × 32 in flight"
+            let mine = try Load.pipelined(
+                path: daemon.socketPath, request: Self.getRequest, clients: clients, depth: 32, perClient: perClient)
+            let floor = try Load.pipelined(
+                path: echo.path, request: Self.getRequest, clients: clients, depth: 32, perClient: perClient)
+            report.add(section, "pwflagsd calls/s", mine, "1/s")
+            report.add(section, "echo floor calls/s", floor, "1/s")
+            let ratio = mine / floor
+            if clients == 16 {
+                report.add(section, "ratio to floor", ratio, "x", target: "≥ 0.5", met: ratio >= 0.5)
+            } else {
+                report.add(section, "ratio to floor", ratio, "x")
+            }
+        }
+    }
+
+    // MARK: 4. Fan-out
+
+    /// From a change of the flags file to the last of `subscribers` holding its `flagsChanged`.
+    func fileFanOut(subscribers counts: [Int]) throws {
+        let daemon = try localDaemon(flags: 100, name: "fanout")
+        defer { daemon.cleanUp() }
+        let section = "fan-out from a flags-file change"
+        var variant = 0
+        for count in counts {
+            let clients = try subscribe(count, to: daemon.socketPath)
+            variant += 1
+            let text = Measure.flagsFile(Measure.flags(100, variant: variant))
+            let start = Measure.now()
+            try daemon.directory.write("flags.json", text)
+            guard let last = Load.waitForLine(on: clients) else {
+                report.add(section, "\(count) subscribers", .nan, "ms")
+                continue
+            }
+            let milliseconds = Double(last - start) / 1e6
+            if count == 1000 {
+                report.add(section, "\(count) subscribers", milliseconds, "ms", target: "≤ 50", met: milliseconds <= 50)
+            } else {
+                report.add(section, "\(count) subscribers", milliseconds, "ms")
+            }
+        }
+    }
+
+    /// From a `refresh` whose upstream reply changes the flags to the last subscriber's `flagsChanged`.
+    func upstreamFanOut(subscribers counts: [Int]) async throws {
+        let server = try FakePushwooshServer.start()
+        defer { server.stop() }
+        server.setDefaultReply(.flags(Measure.flags(100)), for: "getFeatureFlags")
+        let daemon = try DaemonProcess(
+            config: """
+                [Pushwoosh]
+                ApplicationCode=BENCH-00001
+                ServerURL=\(server.baseURL)
+                HWID=bench
+                [FeatureFlags]
+                DisableThrottle=yes
+                [Daemon]
+                MaxConnections=8192
+                LogLevel=warning
+                """
+        )
+        defer { daemon.cleanUp() }
+        _ = try await server.waitForRequests(count: 1)
+        let control = try LineClient(path: daemon.socketPath)
+        let section = "fan-out from an upstream reply (refresh)"
+        var variant = 0
+        for count in counts {
+            let clients = try subscribe(count, to: daemon.socketPath)
+            variant += 1
+            server.enqueue(.flags(Measure.flags(100, variant: variant)), for: "getFeatureFlags")
+            let start = Measure.now()
+            try control.send(Array(#"{"id":1,"method":"refresh"}"#.utf8) + [0x0A])
+            guard let last = Load.waitForLine(on: clients) else {
+                report.add(section, "\(count) subscribers", .nan, "ms")
+                continue
+            }
+            control.readLine()
+            report.add(section, "\(count) subscribers", Double(last - start) / 1e6, "ms")
+        }
+    }
+
+    /// `count` connections, each subscribed to every key, their snapshots read.
+    func subscribe(_ count: Int, to path: String) throws -> [LineClient] {
+        let clients = try (0..<count).map { _ in try LineClient(path: path) }
+        let listen = Array(#"{"id":1,"method":"listen"}"#.utf8) + [0x0A]
+        for client in clients { try client.send(listen) }
+        for client in clients { client.readLine() }
+        return clients
+    }
+
+    // MARK: 5. Scale
+
+    func scale() throws {
+        let sizes = [10, 1_000, 10_000]
+        for size in sizes {
+            let daemon = try localDaemon(flags: size, name: "scale\(size)")
+            defer { daemon.cleanUp() }
+            let client = try LineClient(path: daemon.socketPath)
+            let repeats = size >= 10_000 ? (quick ? 10 : 50) : (quick ? 100 : 500)
+            let section = "scale, \(size) flags"
+            let getAll = Array(#"{"id":1,"method":"getAll"}"#.utf8) + [0x0A]
+            var bytes = 0
+            var start = Measure.now()
+            for _ in 0..<repeats {
+                try client.send(getAll)
+                bytes = client.readLine() ?? 0
+            }
+            report.add(section, "getAll time", Double(Measure.now() - start) / Double(repeats) / 1000, "µs")
+            report.add(section, "getAll bytes", Double(bytes + 1), "B")
+            start = Measure.now()
+            for index in 0..<repeats {
+                try client.send(Array(#"{"id":1,"method":"listen"}"#.utf8) + [0x0A])
+                bytes = client.readLine() ?? 0
+                try client.send(Array(#"{"id":2,"method":"unlisten","params":{"subscription":"s\#(index + 1)"}}"#.utf8) + [0x0A])
+                client.readLine()
+            }
+            report.add(section, "listen snapshot time", Double(Measure.now() - start) / Double(repeats) / 1000, "µs")
+            report.add(section, "listen snapshot bytes", Double(bytes + 1), "B")
+        }
+    }
+
+    func memory() throws {
+        do {
+            let daemon = try localDaemon(flags: 1_000, name: "idle")
+            defer { daemon.cleanUp() }
+            _ = try Load.sequential(path: daemon.socketPath, request: Self.getRequest, count: 1_000)
+            let (rss, anon) = Measure.memory(of: daemon.process.processIdentifier)
+            let section = "memory, idle, 1,000 flags"
+            report.add(section, "RssAnon", anon / 1024, "MiB", target: "≤ 8", met: anon / 1024 <= 8)
+            report.add(section, "RSS", rss / 1024, "MiB")
+        }
+        let daemon = try localDaemon(flags: 10_000, name: "load")
+        defer { daemon.cleanUp() }
+        let section = "memory, 10,000 flags, 1,000 subscribers, under load"
+        let subscribers = try subscribe(1_000, to: daemon.socketPath)
+        _ = try Load.pipelined(
+            path: daemon.socketPath, request: Self.getRequest, clients: 16, depth: 32, perClient: quick ? 500 : 2_000)
+        try daemon.directory.write("flags.json", Measure.flagsFile(Measure.flags(10_000, variant: 1)))
+        _ = Load.waitForLine(on: subscribers)
+        let (rss, anon) = Measure.memory(of: daemon.process.processIdentifier)
+        report.add(section, "RssAnon", anon / 1024, "MiB", target: "≤ 64", met: anon / 1024 <= 64)
+        report.add(section, "RSS", rss / 1024, "MiB")
+    }
+
+    // MARK: Startup
+
+    /// Exec to READY=1 with a warm disk cache, against a minimal Swift program's exec to exit.
+    func startup(benchPath: String) throws {
+        let runs = quick ? 3 : 7
+        var baseline: [UInt64] = []
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: benchPath)
+            process.arguments = ["--noop"]
+            let start = Measure.now()
+            try process.run()
+            process.waitUntilExit()
+            baseline.append(Measure.now() - start)
+        }
+        let baselineMedian = Measure.percentile(&baseline, 50) / 1e6
+        report.add("startup", "minimal Swift program, exec to exit", baselineMedian, "ms")
+        for size in [1_000, 10_000] {
+            var samples: [UInt64] = []
+            for _ in 0..<runs {
+                let folder = try TemporaryDirectory(prefix: "pwb")
+                defer { folder.remove() }
+                try FileManager.default.createDirectory(atPath: folder.file("state"), withIntermediateDirectories: true)
+                let cache: JSONValue = [
+                    "format": 1, "applicationCode": "BENCH-00001", "userId": "bench",
+                    "fetchedAt": .number(Date().timeIntervalSince1970),
+                    "response": [
+                        "flags": .array(
+                            Measure.flags(size).map {
+                                [
+                                    "key": .string($0.key), "enabled": .bool($0.isEnabled), "rule_id": .string($0.ruleId),
+                                    "properties": .object($0.properties),
+                                ]
+                            })
+                    ],
+                ]
+                try cache.serialized().write(toFile: folder.file("state/flags-cache.json"), atomically: true, encoding: .utf8)
+                let start = Measure.now()
+                // Port 9 refuses at once: the start must not wait for the network either way.
+                let daemon = try DaemonProcess(
+                    config: """
+                        [Pushwoosh]
+                        ApplicationCode=BENCH-00001
+                        ServerURL=http://127.0.0.1:9/json/1.3/
+                        HWID=bench
+                        [Daemon]
+                        LogLevel=warning
+                        """,
+                    directory: folder
+                )
+                samples.append(Measure.now() - start)
+                daemon.stop()
+            }
+            let median = Measure.percentile(&samples, 50) / 1e6
+            report.add("startup", "exec to READY=1, \(size) cached flags", median, "ms")
+            let ratio = median / baselineMedian
+            if size == 1_000 {
+                report.add("startup", "ratio, \(size) flags", ratio, "x", target: "≤ 3", met: ratio <= 3)
+            } else {
+                report.add("startup", "ratio, \(size) flags", ratio, "x")
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// pwflags-bench: pwflagsd measured against the machine's own floor, side by side in one run.
+///
+///     pwflags-bench [--quick] [--json PATH]
+///
+/// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
+/// next to it.
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--noop") { exit(0) }
+if arguments.contains("--help") {
+    print("Usage: pwflags-bench [--quick] [--json PATH]\nMeasures the pwflagsd built next to it; see README, Performance.")
+    exit(0)
+}
+let quick = arguments.contains("--quick")
+let jsonPath = arguments.firstIndex(of: "--json").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+
+signal(SIGPIPE, SIG_IGN)
+Measure.raiseFileLimit()
+let report = Report()
+report.machine = Machine.describe()
+report.machine["mode"] = quick ? "quick" : "full"
+
+do {
+    let directory = try TemporaryDirectory(prefix: "pwb")
+    defer { directory.remove() }
+    let bench = Benchmark(quick: quick, report: report, directory: directory)
+    let echo = try EchoServer(path: directory.file("echo.sock"))
+    defer { echo.stop() }
+    let daemon = try bench.localDaemon(flags: 100, name: "main")
+    defer { daemon.cleanUp() }
+    try bench.sequentialGet(daemon: daemon, echo: echo)
+    try bench.throughput(daemon: daemon, echo: echo)
+    MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
+    try bench.fileFanOut(subscribers: [1, 100, 1_000])
+    try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
+    try bench.scale()
+    try bench.memory()
+    try bench.startup(benchPath: CommandLine.arguments[0])
+} catch {
+    FileHandle.standardError.write(Data("pwflags-bench: \(error)\n".utf8))
+    exit(1)
+}
+
+print(report.table())
+if let jsonPath {
+    do {
+        try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8)
+    } catch {
+        FileHandle.standardError.write(Data("pwflags-bench: cannot write \(jsonPath): \(error)\n".utf8))
+        exit(1)
+    }
+}

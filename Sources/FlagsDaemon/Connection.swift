@@ -8,9 +8,16 @@ final class Connection {
     let fd: Int32
     let peer: PeerCredentials
     var framer: LineFramer
-    /// Unsent output; `outputOffset` bytes of it are already written.
+    /// Output being built, and on the fast path (nothing queued) unsent output; `outputOffset` bytes of it
+    /// are already written.
     var output: [UInt8] = []
     var outputOffset = 0
+    /// Sealed output waiting for the socket, in order; shared chunks are queued by reference.
+    var queue: [ByteChunk] = []
+    /// Bytes of `queue[0]` already written.
+    var queueOffset = 0
+    /// Bytes in `queue`, minus `queueOffset`.
+    var queuedBytes = 0
     /// A request that may wait is being carried out; later lines wait so that responses keep request order.
     var busy = false
     /// Set after an unrecoverable framing error: send what is queued, then close.
@@ -28,7 +35,28 @@ final class Connection {
         self.framer = LineFramer(maximumLineBytes: maxLineBytes)
     }
 
-    var pendingBytes: Int { output.count - outputOffset }
+    var pendingBytes: Int { queuedBytes + output.count - outputOffset }
+
+    /// Moves the output built so far behind what is queued.
+    func seal() {
+        guard output.count > outputOffset else {
+            output.removeAll(keepingCapacity: true)
+            outputOffset = 0
+            return
+        }
+        let chunk = ByteChunk(output[outputOffset...])
+        queue.append(chunk)
+        queuedBytes += chunk.count
+        output.removeAll(keepingCapacity: output.capacity <= 65536)
+        outputOffset = 0
+    }
+
+    /// Queues shared bytes after everything written so far.
+    func append(shared chunk: ByteChunk) {
+        seal()
+        queue.append(chunk)
+        queuedBytes += chunk.count
+    }
 
     /// The peer's supplementary groups, asked of the kernel once.
     var supplementaryGroups: [UInt32]? {

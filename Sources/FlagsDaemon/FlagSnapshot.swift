@@ -11,8 +11,8 @@ public final class FlagSnapshot: Sendable {
     public let flags: FlagSet
     /// Each flag's wire object, by key.
     let encoded: [String: [UInt8]]
-    /// The `flags` array of `getAll` and `listen`, sorted by key.
-    let encodedList: [UInt8]
+    /// The `flags` array of `getAll` and `listen`, sorted by key, shared by every connection that asks.
+    let encodedList: ByteChunk
 
     init(revision: Int, flags: FlagSet) {
         self.revision = revision
@@ -28,7 +28,7 @@ public final class FlagSnapshot: Sendable {
         }
         list.append(UInt8(ascii: "]"))
         self.encoded = encoded
-        self.encodedList = list
+        self.encodedList = ByteChunk(list)
     }
 
     /// The empty set every daemon starts with.

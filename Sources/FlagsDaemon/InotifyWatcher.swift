@@ -9,8 +9,10 @@ import Synchronization
 /// Turns inotify events about one name in a watched directory into settled change callbacks.
 // @unchecked: a dispatch source may be resumed and cancelled from any thread; the rest is immutable or locked.
 final class InotifyWatcher: @unchecked Sendable {
-    /// Events closer together than this are one change: an editor's write, rename and chmod come as a burst.
-    static let settleDelay: DispatchTimeInterval = .milliseconds(30)
+    /// Events closer together than this are one change. The events watched (close after write, rename into
+    /// place) come when the file is complete, so the delay only folds bursts; re-reading identical content
+    /// notifies nobody anyway.
+    static let settleDelay: DispatchTimeInterval = .milliseconds(2)
 
     private let source: any DispatchSourceRead
     private let name: String

@@ -298,6 +298,24 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     private func flush(_ connection: Connection) {
+        if connection.queue.isEmpty {
+            flushOutput(connection)
+        } else {
+            connection.seal()
+            flushQueue(connection)
+        }
+        guard connections[connection.fd] === connection else { return }
+        if connection.pendingBytes > limits.maxPendingBytes {
+            logger.warning(
+                "closed a connection whose client does not read its output",
+                ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
+            )
+            closeConnection(connection)
+        }
+    }
+
+    /// The fast path: one buffer, one `send`.
+    private func flushOutput(_ connection: Connection) {
         while connection.outputOffset < connection.output.count {
             let written = connection.output.withUnsafeBytes { raw in
                 let start = raw.baseAddress.map { $0 + connection.outputOffset }
@@ -305,22 +323,50 @@ final class ServerLoop: @unchecked Sendable {
             }
             if written < 0 {
                 if errno == EINTR { continue }
-                if errno == EAGAIN { break }
-                closeConnection(connection)
+                if errno != EAGAIN { closeConnection(connection) }
                 return
             }
             connection.outputOffset += written
         }
-        if connection.outputOffset == connection.output.count {
-            // Keep a small buffer for the next answers; give back what a burst made large.
-            connection.output.removeAll(keepingCapacity: connection.output.capacity <= 65536)
-            connection.outputOffset = 0
-        } else if connection.pendingBytes > limits.maxPendingBytes {
-            logger.warning(
-                "closed a connection whose client does not read its output",
-                ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
-            )
-            closeConnection(connection)
+        // Keep a small buffer for the next answers; give back what a burst made large.
+        connection.output.removeAll(keepingCapacity: connection.output.capacity <= 65536)
+        connection.outputOffset = 0
+    }
+
+    /// Queued chunks, many per `sendmsg`.
+    private func flushQueue(_ connection: Connection) {
+        var vectors = [iovec](repeating: iovec(), count: 64)
+        while !connection.queue.isEmpty {
+            let count = min(vectors.count, connection.queue.count)
+            for index in 0..<count {
+                let chunk = connection.queue[index]
+                let skip = index == 0 ? connection.queueOffset : 0
+                vectors[index] = iovec(iov_base: chunk.base + skip, iov_len: chunk.count - skip)
+            }
+            let written = vectors.withUnsafeMutableBufferPointer { buffer -> Int in
+                var message = msghdr()
+                message.msg_iov = buffer.baseAddress
+                message.msg_iovlen = count
+                return sendmsg(connection.fd, &message, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno != EAGAIN { closeConnection(connection) }
+                return
+            }
+            var remaining = written
+            connection.queuedBytes -= written
+            while remaining > 0, let first = connection.queue.first {
+                let left = first.count - connection.queueOffset
+                if remaining >= left {
+                    remaining -= left
+                    connection.queue.removeFirst()
+                    connection.queueOffset = 0
+                } else {
+                    connection.queueOffset += remaining
+                    remaining = 0
+                }
+            }
         }
     }
 
@@ -415,7 +461,7 @@ extension ServerLoop {
             Message.writeResult(id: id, result: result, to: &connection.output)
         case .getAll:
             guard let id = request.id else { return }
-            writeListing(id: id, subscription: nil, to: &connection.output)
+            writeListing(id: id, subscription: nil, on: connection)
         case .listen(let keys):
             subscribe(connection, keys: keys, requestID: request.id)
         case .unlisten(let subscription):
@@ -478,25 +524,31 @@ extension ServerLoop {
                 output.append(UInt8(ascii: "}"))
             }
         } else {
-            writeListing(id: requestID, subscription: subscription, to: &connection.output)
+            writeListing(id: requestID, subscription: subscription, on: connection)
         }
     }
 
-    /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`) from the snapshot's encoded list.
-    private func writeListing(id: JSONValue, subscription: String?, to output: inout [UInt8]) {
-        Message.writeResult(id: id, to: &output) { output in
-            output.append(UInt8(ascii: "{"))
-            if let subscription {
-                output.append(contentsOf: #""subscription":"#.utf8)
-                JSONValue.writeString(subscription, to: &output)
-                output.append(UInt8(ascii: ","))
-            }
-            output.append(contentsOf: #""revision":"#.utf8)
-            JSONValue.writeNumber(Double(snapshot.revision), to: &output)
-            output.append(contentsOf: #","flags":"#.utf8)
-            output.append(contentsOf: snapshot.encodedList)
-            output.append(UInt8(ascii: "}"))
+    /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`): the flags array is the snapshot's
+    /// shared encoding, queued by reference.
+    private func writeListing(id: JSONValue, subscription: String?, on connection: Connection) {
+        Message.writeResultPrefix(id: id, to: &connection.output)
+        connection.output.append(UInt8(ascii: "{"))
+        if let subscription {
+            connection.output.append(contentsOf: #""subscription":"#.utf8)
+            JSONValue.writeString(subscription, to: &connection.output)
+            connection.output.append(UInt8(ascii: ","))
         }
+        connection.output.append(contentsOf: #""revision":"#.utf8)
+        JSONValue.writeNumber(Double(snapshot.revision), to: &connection.output)
+        connection.output.append(contentsOf: #","flags":"#.utf8)
+        if snapshot.encodedList.count < 4096 {
+            connection.output.append(
+                contentsOf: UnsafeRawBufferPointer(start: snapshot.encodedList.base, count: snapshot.encodedList.count))
+        } else {
+            connection.append(shared: snapshot.encodedList)
+        }
+        connection.output.append(UInt8(ascii: "}"))
+        connection.output.append(contentsOf: Message.resultSuffix)
     }
 
     private func complete(connectionID: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>) {
@@ -513,20 +565,42 @@ extension ServerLoop {
     }
 
     /// Tells every subscription whose keys the update touches (R9), in one pass over the connections.
+    ///
+    /// The part of the notification after the subscription id is encoded once for all subscribers of every key
+    /// and shared by reference; subscriptions to chosen keys get their own.
     private func apply(_ update: FlagUpdate) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
         guard subscriptionCount > 0 else { return }
+        let encoded = update.snapshot.encoded
+        let revision = update.snapshot.revision
+        func tail(for diff: FlagDiff) -> ByteChunk {
+            ByteChunk(
+                FlagsChanged.tail(
+                    revision: revision,
+                    changed: diff.changed.map { encoded[$0.key] ?? $0.wireBytes },
+                    removed: diff.removed
+                )
+            )
+        }
+        var everyKey: ByteChunk?
         for connection in Array(connections.values) where !connection.subscriptions.isEmpty {
             for subscription in connection.subscriptions {
-                let diff = update.diff.restricted(to: subscription.keys)
-                guard !diff.isEmpty else { continue }
-                FlagsChanged(
-                    subscription: subscription.id,
-                    revision: update.snapshot.revision,
-                    changed: diff.changed,
-                    removed: diff.removed
-                ).write(to: &connection.output)
+                let chunk: ByteChunk
+                if let keys = subscription.keys {
+                    let diff = update.diff.restricted(to: keys)
+                    guard !diff.isEmpty else { continue }
+                    chunk = tail(for: diff)
+                } else {
+                    chunk = everyKey ?? tail(for: update.diff)
+                    everyKey = chunk
+                }
+                FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output)
+                if chunk.count < 512 {
+                    connection.output.append(contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
+                } else {
+                    connection.append(shared: chunk)
+                }
             }
             settle(connection)
         }

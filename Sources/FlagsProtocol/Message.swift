@@ -9,12 +9,21 @@ public enum Message {
 
     /// Appends a result line whose result object `writeBody` writes itself (the fast path for flags).
     public static func writeResult(id: JSONValue, to output: inout [UInt8], writeBody: (inout [UInt8]) -> Void) {
+        writeResultPrefix(id: id, to: &output)
+        writeBody(&output)
+        output.append(contentsOf: resultSuffix)
+    }
+
+    /// `{"jsonrpc":"2.0","id":ID,"result":`: a result line up to its result object, for callers that send the
+    /// object from a shared buffer.
+    public static func writeResultPrefix(id: JSONValue, to output: inout [UInt8]) {
         output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
         id.write(to: &output)
         output.append(contentsOf: #","result":"#.utf8)
-        writeBody(&output)
-        output.append(contentsOf: "}\n".utf8)
     }
+
+    /// What ends a result line after its result object.
+    public static let resultSuffix: [UInt8] = Array("}\n".utf8)
 
     /// Appends `{"jsonrpc":"2.0","id":ID,"error":{…}}\n`.
     public static func writeError(id: JSONValue, error: RPCError, to output: inout [UInt8]) {
@@ -90,17 +99,33 @@ public struct FlagsChanged: Sendable, Equatable {
 
     /// Appends the notification line.
     public func write(to output: inout [UInt8]) {
-        Message.writeNotification(method: Self.method, to: &output) { params in
-            params.append(contentsOf: #"{"subscription":"#.utf8)
-            JSONValue.writeString(subscription, to: &params)
-            params.append(contentsOf: #","revision":"#.utf8)
-            JSONValue.writeNumber(Double(revision), to: &params)
-            params.append(contentsOf: #","changed":"#.utf8)
-            Message.writeFlags(changed, to: &params)
-            params.append(contentsOf: #","removed":"#.utf8)
-            JSONValue.array(removed.map(JSONValue.string)).write(to: &params)
-            params.append(UInt8(ascii: "}"))
+        Self.writePrefix(subscription: subscription, to: &output)
+        output.append(contentsOf: Self.tail(revision: revision, changed: changed.map(\.wireBytes), removed: removed))
+    }
+
+    /// The part of the line that names the subscription; everything after it is the same for every
+    /// subscriber of the same keys, so the daemon encodes that `tail` once per change.
+    public static func writePrefix(subscription: String, to output: inout [UInt8]) {
+        output.append(contentsOf: #"{"jsonrpc":"2.0","method":"flagsChanged","params":{"subscription":"#.utf8)
+        JSONValue.writeString(subscription, to: &output)
+    }
+
+    /// The rest of the line after `writePrefix`, from flag objects already encoded.
+    public static func tail(revision: Int, changed: some Sequence<[UInt8]>, removed: [String]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.append(contentsOf: #","revision":"#.utf8)
+        JSONValue.writeNumber(Double(revision), to: &output)
+        output.append(contentsOf: #","changed":["#.utf8)
+        var first = true
+        for flag in changed {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            output.append(contentsOf: flag)
         }
+        output.append(contentsOf: #"],"removed":"#.utf8)
+        JSONValue.array(removed.map(JSONValue.string)).write(to: &output)
+        output.append(contentsOf: "}}\n".utf8)
+        return output
     }
 
     /// Reads the params of a `flagsChanged` notification.

@@ -425,6 +425,10 @@ extension ServerLoop {
     // MARK: Requests
 
     private func handleLine(_ line: ArraySlice<UInt8>, on connection: Connection) {
+        if let fast = FastRequest.scan(line) {
+            answer(fast, on: connection)
+            return
+        }
         let request: Request
         switch Request.decode(line) {
         case .failure(let failure):
@@ -486,6 +490,35 @@ extension ServerLoop {
         case .refresh, .logImpression, .setUserId, .setAppState, .pushRegistered, .reload:
             connection.busy = true
             submit(Work(connection: connection.id, requestID: request.id, call: call, peer: connection.peer))
+        }
+    }
+
+    /// Answers a request the fast scanner recognised, from the snapshot's encoded flags.
+    private func answer(_ request: FastRequest, on connection: Connection) {
+        switch request {
+        case .get(let id, let key):
+            connection.output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+            connection.output.append(contentsOf: id)
+            connection.output.append(contentsOf: #","result":{"flag":"#.utf8)
+            if let encoded = snapshot.encoded[key] {
+                connection.output.append(contentsOf: encoded)
+            } else {
+                connection.output.append(contentsOf: "null".utf8)
+            }
+            connection.output.append(contentsOf: "}}\n".utf8)
+        case .isEnabled(let id, let key, let fallback):
+            let flag = snapshot.flags[key]
+            connection.output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+            connection.output.append(contentsOf: id)
+            let enabled = flag?.isEnabled ?? fallback
+            connection.output.append(contentsOf: #","result":{"enabled":"#.utf8)
+            connection.output.append(contentsOf: (enabled ? "true" : "false").utf8)
+            connection.output.append(contentsOf: (flag != nil ? #","found":true}}"# : #","found":false}}"#).utf8)
+            connection.output.append(UInt8(ascii: "\n"))
+        case .getAll(let id):
+            // The id's text is valid JSON, so the general writer can take it as a parsed value.
+            guard let value = try? JSONValue(parsing: Array(id)) else { return }
+            writeListing(id: value, subscription: nil, on: connection)
         }
     }
 

@@ -173,7 +173,8 @@ struct Benchmark {
             for index in 0..<repeats {
                 try client.send(Array(#"{"id":1,"method":"listen"}"#.utf8) + [0x0A])
                 bytes = client.readLine() ?? 0
-                try client.send(Array(#"{"id":2,"method":"unlisten","params":{"subscription":"s\#(index + 1)"}}"#.utf8) + [0x0A])
+                try client.send(
+                    Array(#"{"id":2,"method":"unlisten","params":{"subscription":"s\#(index + 1)"}}"#.utf8) + [0x0A])
                 client.readLine()
             }
             report.add(section, "listen snapshot time", Double(Measure.now() - start) / Double(repeats) / 1000, "µs")
@@ -234,13 +235,15 @@ struct Benchmark {
                         "flags": .array(
                             Measure.flags(size).map {
                                 [
-                                    "key": .string($0.key), "enabled": .bool($0.isEnabled), "rule_id": .string($0.ruleId),
+                                    "key": .string($0.key), "enabled": .bool($0.isEnabled),
+                                    "rule_id": .string($0.ruleId),
                                     "properties": .object($0.properties),
                                 ]
                             })
                     ],
                 ]
-                try cache.serialized().write(toFile: folder.file("state/flags-cache.json"), atomically: true, encoding: .utf8)
+                try cache.serialized().write(
+                    toFile: folder.file("state/flags-cache.json"), atomically: true, encoding: .utf8)
                 let start = Measure.now()
                 // Port 9 refuses at once: the start must not wait for the network either way.
                 let daemon = try DaemonProcess(

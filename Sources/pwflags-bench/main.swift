@@ -14,11 +14,15 @@ import TestSupport
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--noop") { exit(0) }
 if arguments.contains("--help") {
-    print("Usage: pwflags-bench [--quick] [--json PATH]\nMeasures the pwflagsd built next to it; see README, Performance.")
+    print(
+        "Usage: pwflags-bench [--quick] [--json PATH]\nMeasures the pwflagsd built next to it; see README, Performance."
+    )
     exit(0)
 }
 let quick = arguments.contains("--quick")
-let jsonPath = arguments.firstIndex(of: "--json").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+let jsonPath = arguments.firstIndex(of: "--json").flatMap {
+    arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+}
 
 signal(SIGPIPE, SIG_IGN)
 Measure.raiseFileLimit()

@@ -1,0 +1,72 @@
+import FlagsCore
+import Testing
+
+@testable import FlagsProtocol
+
+/// The fast scanner may only ever agree with the general path, or step aside.
+@Suite struct FastRequestTests {
+    static let recognised: [String] = [
+        #"{"id":1,"method":"get","params":{"key":"new_checkout"}}"#,
+        #"{"jsonrpc":"2.0","id":"a-b c","method":"get","params":{"key":"é😀"}}"#,
+        #" { "method" : "get" , "params" : { "key" : "k" } , "id" : -42 } "#,
+        #"{"id":7,"method":"isEnabled","params":{"key":"k","default":true}}"#,
+        #"{"id":7,"method":"isEnabled","params":{"default":false,"key":"k"}}"#,
+        #"{"id":7,"method":"isEnabled","params":{"key":"k"}}"#,
+        #"{"id":0,"method":"getAll"}"#,
+        #"{"id":123456789012345,"method":"getAll","params":{}}"#,
+    ]
+
+    static let leftToTheGeneralPath: [String] = [
+        #"{"id":1,"method":"get","params":{"key":"new\u005fcheckout"}}"#,
+        #"{"id":1.5,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":1e3,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":-0,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":01,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":1234567890123456,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":null,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":"\u0041","method":"get","params":{"key":"k"}}"#,
+        #"{"method":"get","params":{"key":"k"}}"#,
+        #"{"id":1,"method":"get","params":{"key":"k"},"extra":1}"#,
+        #"{"id":1,"id":2,"method":"get","params":{"key":"k"}}"#,
+        #"{"id":1,"method":"get","params":{"key":"a","key":"b"}}"#,
+        #"{"id":1,"method":"get","params":{"key":5}}"#,
+        #"{"id":1,"method":"get","params":{"key":"k","default":true}}"#,
+        #"{"id":1,"method":"get"}"#,
+        #"{"id":1,"method":"get","params":{"key":"k"}} trailing"#,
+        #"{"id":1,"method":"get","params":{"key":"k"},}"#,
+        #"{"id":1,"jsonrpc":"1.0","method":"get","params":{"key":"k"}}"#,
+        #"{"id":1,"method":"refresh"}"#,
+        #"{"id":1,"method":"getAll","params":{"key":"k"}}"#,
+        #"{"id":1,"method":"isEnabled","params":{"key":"k","default":1}}"#,
+        #"[1]"#,
+        "not json",
+    ]
+
+    @Test("The plain shapes are recognised", arguments: recognised)
+    func recognises(line: String) {
+        #expect(FastRequest.scan(ArraySlice(line.utf8)) != nil)
+    }
+
+    @Test("Anything else is left to the general path", arguments: leftToTheGeneralPath)
+    func stepsAside(line: String) {
+        #expect(FastRequest.scan(ArraySlice(line.utf8)) == nil)
+    }
+
+    @Test("What the scanner recognises, the general path reads the same way", arguments: recognised)
+    func agreesWithTheGeneralPath(line: String) throws {
+        let fast = try #require(FastRequest.scan(ArraySlice(line.utf8)))
+        let request = try Request.decode(Array(line.utf8)).get()
+        let call = try Call(method: request.method, params: request.params)
+        switch fast {
+        case .get(let id, let key):
+            #expect(call == .get(key: key))
+            #expect(try JSONValue(parsing: Array(id)) == request.id)
+        case .isEnabled(let id, let key, let fallback):
+            #expect(call == .isEnabled(key: key, default: fallback))
+            #expect(try JSONValue(parsing: Array(id)) == request.id)
+        case .getAll(let id):
+            #expect(call == .getAll)
+            #expect(try JSONValue(parsing: Array(id)) == request.id)
+        }
+    }
+}

@@ -32,7 +32,8 @@ public final class DaemonController: RequestHandler {
     }
 
     public func statusFields() -> [String: JSONValue] {
-        var fields = refresher.status.withLock { $0.fields }
+        let refresherStatus = refresher.status.withLock { $0 }
+        var fields = refresherStatus.fields
         fields["version"] = .string(PWFlagsVersion.current)
         fields["hwid"] = .string(hwid)
         let counts = impressions.counts.withLock { $0 }
@@ -47,9 +48,12 @@ public final class DaemonController: RequestHandler {
             fields["fetchedAt"] = RefresherStatus.timestamp(local.loadedAt?.timeIntervalSince1970)
             fields["nextRefreshAt"] = .null
             fields["problem"] = local.problem.map(JSONValue.string) ?? .null
+            // The file is its own cache: its flags never expire.
+            fields["expiresAt"] = .null
         } else {
             fields["source"] = "pushwoosh"
             fields["applicationCode"] = .string(configuration.applicationCode)
+            fields["expiresAt"] = refresherStatus.expiresAt(maxAge: configuration.cacheMaxAge.seconds)
         }
         return fields
     }

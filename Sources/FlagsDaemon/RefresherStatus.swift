@@ -38,6 +38,13 @@ struct RefresherStatus: Sendable, Equatable {
         ]
     }
 
+    /// `status.expiresAt`: when the flags fetched at `fetchedAt` reach `maxAge` (R15), so that a client mirror
+    /// knows how long it may serve them while the daemon is away; null without flags or without an age limit.
+    func expiresAt(maxAge: Double) -> JSONValue {
+        guard let fetchedAt, maxAge.isFinite else { return .null }
+        return Self.timestamp(fetchedAt + maxAge)
+    }
+
     /// ISO 8601 in UTC, or null.
     static func timestamp(_ seconds: Double?) -> JSONValue {
         guard let seconds else { return .null }

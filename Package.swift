@@ -41,6 +41,13 @@ let package = Package(
         .target(name: "FeatureFlags", dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"], swiftSettings: strict),
         .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon"], swiftSettings: strict),
         .executableTarget(name: "pwflags", dependencies: ["FeatureFlags"], swiftSettings: strict),
+        // The seed's checkout example on Linux, run by an integration test.
+        .executableTarget(
+            name: "checkout-example",
+            dependencies: ["FeatureFlags"],
+            path: "Sources/checkout-example",
+            swiftSettings: strict
+        ),
 
         .target(
             name: "TestSupport",
@@ -52,9 +59,10 @@ let package = Package(
         .testTarget(name: "FlagsProtocolTests", dependencies: ["FlagsProtocol"], swiftSettings: strict),
         .testTarget(name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags"],
+            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example"],
             swiftSettings: strict
         ),
     ]

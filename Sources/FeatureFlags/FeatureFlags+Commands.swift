@@ -75,7 +75,13 @@ extension FeatureFlags {
             guard let listing = FlagListing(result: result) else {
                 return .protocolViolation("refresh without flags")
             }
-            store.update { $0.applyRefresh(listing, generation: generation) }
+            // The age on the same connection, right after: what the mirror needs to expire these flags (R15).
+            let expiresAt: Date?
+            switch commands.perform(.status) {
+            case .success(let status): expiresAt = Subscriber.expiry(inStatus: status)
+            case .failure: return nil
+            }
+            store.update { $0.applyRefresh(listing, generation: generation, expiresAt: expiresAt) }
             return nil
         case .failure(let error):
             return error

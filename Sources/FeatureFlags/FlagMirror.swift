@@ -46,8 +46,12 @@ struct FlagMirror: Sendable {
     ///
     /// The answer came over another connection: it is used only when the subscription of `generation`, the one
     /// open when the refresh was sent, is still the current one, so that revisions of two daemons never meet.
-    mutating func applyRefresh(_ listing: FlagListing, generation: Int) -> FlagDiff {
-        guard isConnected, generation == self.generation, listing.revision > revision else { return FlagDiff() }
+    /// `expiresAt` is the age read after the refresh: a refresh that fetched identical flags changes no flag
+    /// and sends no notification, yet makes them younger.
+    mutating func applyRefresh(_ listing: FlagListing, generation: Int, expiresAt: Date?) -> FlagDiff {
+        guard isConnected, generation == self.generation else { return FlagDiff() }
+        self.expiresAt = expiresAt
+        guard listing.revision > revision else { return FlagDiff() }
         revision = listing.revision
         return replace(with: FlagSet(listing.flags))
     }

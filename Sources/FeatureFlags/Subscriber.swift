@@ -109,9 +109,17 @@ final class Subscriber: Sendable {
                 let wait = max(ContinuousClock.now.duration(to: nextStatus), .zero)
                 if let (method, params) = try connection.nextNotification(timeout: wait) {
                     guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
-                    store.update { $0.apply(change) }
-                    // A change may come with a fetch; re-read the age now rather than at the next poll.
-                    nextStatus = ContinuousClock.now
+                    // A change usually comes with a fetch: read the new age first, so that the mirror shows
+                    // the flags and their age together.
+                    let expiresAt = try Self.readExpiry(connection)
+                    store.update { mirror in
+                        let diff = mirror.apply(change)
+                        mirror.setExpiry(expiresAt)
+                        return diff
+                    }
+                    // The daemon notifies before it records the fetch time that `status` reports: read it once
+                    // more when that has surely happened.
+                    nextStatus = ContinuousClock.now + min(timing.settleDelay, timing.statusInterval)
                     continue
                 }
                 let expiresAt = try Self.readExpiry(connection)
@@ -128,7 +136,11 @@ final class Subscriber: Sendable {
 
     /// `status.expiresAt`: nil for null (never expires) or a daemon that does not report it.
     static func readExpiry(_ connection: DaemonConnection) throws(ClientError) -> Date? {
-        let status = try connection.call(.status)
+        expiry(inStatus: try connection.call(.status))
+    }
+
+    /// The `expiresAt` of a `status` result.
+    static func expiry(inStatus status: JSONValue) -> Date? {
         guard let text = status["expiresAt"]?.stringValue else { return nil }
         return try? Date.ISO8601FormatStyle().parse(text)
     }

@@ -2,7 +2,6 @@ import Dispatch
 import FlagsCore
 import FlagsProtocol
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +16,10 @@ final class Subscriber: Sendable {
     let socketPath: String
     private let store: MirrorStore
     private let timing: MirrorTiming
-    private let control = Mutex(Control())
+    /// An `NSLock`, not a `Mutex`: this state is cold, and the thread sanitizer sees the pthread mutex behind
+    /// `NSLock` but not the futex behind `Mutex` on Linux, which it reported as a race here.
+    private let controlLock = NSLock()
+    nonisolated(unsafe) private var controlState = Control()
     /// Wakes the backoff wait on `stop()`.
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -46,7 +48,7 @@ final class Subscriber: Sendable {
 
     /// Asks the thread to end; with `waiting`, returns once it has (at most a few seconds).
     func stop(waiting: Bool) {
-        let first = control.withLock { control in
+        let first = withControl { control in
             guard !control.stopping else { return false }
             control.stopping = true
             // Under the lock: the thread clears `descriptor` under it before closing the socket, so this
@@ -59,14 +61,20 @@ final class Subscriber: Sendable {
         if waiting { _ = finished.wait(timeout: .now() + .seconds(5)) }
     }
 
-    private var isStopping: Bool { control.withLock { $0.stopping } }
+    private var isStopping: Bool { withControl { $0.stopping } }
+
+    private func withControl<Result>(_ body: (inout Control) -> Result) -> Result {
+        controlLock.lock()
+        defer { controlLock.unlock() }
+        return body(&controlState)
+    }
 
     private func run() {
         var backoff = Backoff(initial: timing.initialBackoff, maximum: timing.maximumBackoff)
         while !isStopping {
             if let connection = open() {
                 serve(connection, backoff: &backoff)
-                control.withLock { $0.descriptor = nil }
+                withControl { $0.descriptor = nil }
                 store.update { mirror in
                     mirror.disconnected()
                     return FlagDiff()
@@ -87,7 +95,7 @@ final class Subscriber: Sendable {
     /// Connects and registers the socket for `stop()`; nil when the daemon cannot be reached or we stop.
     private func open() -> DaemonConnection? {
         guard let connection = try? DaemonConnection(socketPath: socketPath) else { return nil }
-        let registered = control.withLock { control in
+        let registered = withControl { control in
             guard !control.stopping else { return false }
             control.descriptor = connection.fileDescriptor
             return true

@@ -47,6 +47,13 @@ let package = Package(
             dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport"],
             swiftSettings: strict
         ),
+        // The seed's checkout example on Linux, run by an integration test.
+        .executableTarget(
+            name: "checkout-example",
+            dependencies: ["FeatureFlags"],
+            path: "Sources/checkout-example",
+            swiftSettings: strict
+        ),
 
         .target(
             name: "TestSupport",
@@ -58,9 +65,10 @@ let package = Package(
         .testTarget(name: "FlagsProtocolTests", dependencies: ["FlagsProtocol"], swiftSettings: strict),
         .testTarget(name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags"],
+            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example"],
             swiftSettings: strict
         ),
     ]

@@ -69,17 +69,47 @@ public final class DaemonConnection {
         }
     }
 
+    /// Waits at most `timeout` for the next notification; nil when none came in time.
+    ///
+    /// The `FeatureFlags` mirror uses it to wake up for its periodic `status` call without a second thread.
+    public func nextNotification(timeout: Duration) throws(ClientError) -> (method: String, params: JSONValue)? {
+        if !queuedNotifications.isEmpty { return queuedNotifications.removeFirst() }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            guard let (method, params, _) = try readMessage(deadline: deadline) else { return nil }
+            if let method { return (method, params) }
+        }
+    }
+
     private func send(_ request: Request) throws(ClientError) {
-        do {
-            try UnixSocket.writeAll(fd, request.encoded())
-        } catch {
-            throw .disconnected(socketPath: socketPath)
+        // send(MSG_NOSIGNAL) rather than write: a library must not kill its host with SIGPIPE when the
+        // daemon went away; the host may not ignore the signal the way pwflags does.
+        let bytes = request.encoded()
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .disconnected(socketPath: socketPath)
+            }
+            offset += written
         }
     }
 
     private func readMessage() throws(ClientError) -> (
         method: String?, params: JSONValue, response: (id: JSONValue, result: Result<JSONValue, RPCError>)?
     ) {
+        // Without a deadline the read never times out, so the optional is always filled in.
+        guard let message = try readMessage(deadline: nil) else { throw .disconnected(socketPath: socketPath) }
+        return message
+    }
+
+    /// Reads one message; nil when `deadline` passed before a whole line came.
+    private func readMessage(deadline: ContinuousClock.Instant?) throws(ClientError) -> (
+        method: String?, params: JSONValue, response: (id: JSONValue, result: Result<JSONValue, RPCError>)?
+    )? {
         while true {
             switch framer.next() {
             case .line(let line):
@@ -93,6 +123,7 @@ public final class DaemonConnection {
             case .tooLong:
                 throw .protocolViolation("a line longer than 64 MiB")
             case .needMore:
+                if let deadline, !waitReadable(until: deadline) { return nil }
                 let bytes: [UInt8]
                 do {
                     bytes = try UnixSocket.read(fd)
@@ -102,6 +133,21 @@ public final class DaemonConnection {
                 guard !bytes.isEmpty else { throw .disconnected(socketPath: socketPath) }
                 framer.append(bytes)
             }
+        }
+    }
+
+    /// Polls until the socket is readable (or closed); false when `deadline` passed first.
+    private func waitReadable(until deadline: ContinuousClock.Instant) -> Bool {
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            if remaining <= .zero { return false }
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = Int32(
+                clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready < 0, errno != EINTR { return true }
         }
     }
 }

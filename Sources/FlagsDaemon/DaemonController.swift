@@ -17,7 +17,8 @@ public final class DaemonController: RequestHandler {
 
     public func statusFields() -> [String: JSONValue] {
         let stack = self.stack
-        var fields = stack.refresher.status.withLock { $0.fields }
+        let refresherStatus = stack.refresher.status.withLock { $0 }
+        var fields = refresherStatus.fields
         fields["version"] = .string(PWFlagsVersion.current)
         fields["hwid"] = .string(stack.hwid)
         let counts = stack.impressions.counts.withLock { $0 }
@@ -32,9 +33,12 @@ public final class DaemonController: RequestHandler {
             fields["fetchedAt"] = RefresherStatus.timestamp(local.loadedAt?.timeIntervalSince1970)
             fields["nextRefreshAt"] = .null
             fields["problem"] = local.problem.map(JSONValue.string) ?? .null
+            // The file is its own cache: its flags never expire.
+            fields["expiresAt"] = .null
         } else {
             fields["source"] = "pushwoosh"
             fields["applicationCode"] = .string(stack.configuration.applicationCode)
+            fields["expiresAt"] = refresherStatus.expiresAt(maxAge: refresherStatus.cacheMaxAge)
         }
         return fields
     }

@@ -6,6 +6,8 @@ import Foundation
 struct RefresherStatus: Sendable, Equatable {
     var userId: String
     var fetchedAt: Double?
+    /// `CacheMaxAge` in seconds, as the policy applies it (a reload may change it).
+    var cacheMaxAge: Double = .infinity
     var stale = false
     var partial = false
     var lastError: (status: Int, at: Double)?
@@ -21,6 +23,7 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.lastError?.at == rhs.lastError?.at && lhs.nextRefreshAt == rhs.nextRefreshAt
             && lhs.foreground == rhs.foreground && lhs.sessionStartedAt == rhs.sessionStartedAt
             && lhs.session == rhs.session && lhs.problem == rhs.problem
+            && lhs.cacheMaxAge == rhs.cacheMaxAge
     }
 
     /// The `status` members of PROTOCOL.md this part of the daemon owns.
@@ -36,6 +39,13 @@ struct RefresherStatus: Sendable, Equatable {
             "sessionStartedAt": Self.timestamp(sessionStartedAt),
             "problem": problem.map(JSONValue.string) ?? .null,
         ]
+    }
+
+    /// `status.expiresAt`: when the flags fetched at `fetchedAt` reach `maxAge` (R15), so that a client mirror
+    /// knows how long it may serve them while the daemon is away; null without flags or without an age limit.
+    func expiresAt(maxAge: Double) -> JSONValue {
+        guard let fetchedAt, maxAge.isFinite else { return .null }
+        return Self.timestamp(fetchedAt + maxAge)
     }
 
     /// ISO 8601 in UTC, or null.

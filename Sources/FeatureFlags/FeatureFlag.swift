@@ -1,0 +1,70 @@
+public import FlagsCore
+
+/// One feature flag as the daemon serves it: the Swift shape of the Pushwoosh SDK's `PWFeatureFlag`.
+///
+/// A value: it does not change when the daemon's flags change; call `FeatureFlags.get(_:)` again for the
+/// current state. The typed reads are FlagsCore's (`Flag+Properties.swift`), the very code behind the
+/// daemon's and the CLI's reads, so a property reads the same everywhere (R6).
+public struct FeatureFlag: Sendable, Hashable, CustomStringConvertible {
+    /// The flag as FlagsCore models it, for code that wants the raw property values.
+    public let flag: Flag
+
+    public init(_ flag: Flag) {
+        self.flag = flag
+    }
+
+    /// The flag's key, case-sensitive.
+    public var key: String { flag.key }
+
+    /// Whether the flag is enabled for this device and user.
+    public var isEnabled: Bool { flag.isEnabled }
+
+    /// The deciding rule's id: `default` when no rule matched, `""` when the flag was killed (R4, R14).
+    public var ruleId: String { flag.ruleId }
+
+    /// The value of a String property, or `defaultValue` when it is missing or not a string.
+    ///
+    /// Optional like the SDK's, so `?? "blue"` after it compiles without a warning.
+    public func string(forProperty name: String, default defaultValue: String?) -> String? {
+        flag.string(forProperty: name, default: defaultValue)
+    }
+
+    /// The value of a Number property as a Double, or `defaultValue` when it is missing or not a number.
+    public func number(forProperty name: String, default defaultValue: Double) -> Double {
+        flag.number(forProperty: name, default: defaultValue)
+    }
+
+    /// The value of a Boolean property, or `defaultValue` when it is missing or not a boolean (never `1`).
+    public func bool(forProperty name: String, default defaultValue: Bool) -> Bool {
+        flag.bool(forProperty: name, default: defaultValue)
+    }
+
+    /// A JSON property holding an object, as a dictionary like the SDK's, or nil.
+    ///
+    /// Values are `String`, `Double`, `Bool`, `NSNull`, `[Any]` and `[String: Any]`, the shapes
+    /// `JSONSerialization` gives, except that a boolean is a `Bool` and a number a `Double` (not one `NSNumber`
+    /// for both), so `as? Bool` never takes `1` for `true`. Use `jsonObjectValue` for typed values.
+    public func jsonObject(forProperty name: String) -> [String: Any]? {
+        flag.jsonObject(forProperty: name)?.mapValues(\.foundationValue)
+    }
+
+    /// A JSON property holding an array, as `[Any]` like the SDK's, or nil. Elements as in `jsonObject`.
+    public func jsonArray(forProperty name: String) -> [Any]? {
+        flag.jsonArray(forProperty: name)?.map(\.foundationValue)
+    }
+
+    /// A JSON property holding an object, typed: what to use when the value must be compared or re-encoded.
+    public func jsonObjectValue(forProperty name: String) -> [String: JSONValue]? {
+        flag.jsonObject(forProperty: name)
+    }
+
+    /// A JSON property holding an array, typed.
+    public func jsonArrayValue(forProperty name: String) -> [JSONValue]? {
+        flag.jsonArray(forProperty: name)
+    }
+
+    /// `key enabled|disabled rule=ID`, for logs.
+    public var description: String {
+        "\(key) \(isEnabled ? "enabled" : "disabled") rule=\(ruleId.isEmpty ? "\"\"" : ruleId)"
+    }
+}

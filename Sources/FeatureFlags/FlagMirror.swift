@@ -1,0 +1,88 @@
+import FlagsCore
+import FlagsProtocol
+import Foundation
+
+/// What the library knows of the daemon's flags: the flags, the revision they stand at, and until when they
+/// may be served without the daemon (R15).
+///
+/// A value with no I/O and no clock: the subscriber thread feeds it messages and the time, which is what lets
+/// the tests drive expiry with an injected clock instead of waiting a day.
+struct FlagMirror: Sendable {
+    /// The flags `get` answers from.
+    private(set) var flags = FlagSet()
+    /// The daemon's revision of `flags`; comparable only within one subscription (`generation`).
+    private(set) var revision = 0
+    /// Counts subscriptions: each reconnect, maybe to a restarted daemon, starts a new revision sequence.
+    private(set) var generation = 0
+    /// True once a first `listen` snapshot arrived; `get` returns nil and `isEnabled` the default before.
+    private(set) var hasSnapshot = false
+    /// True while the subscription that feeds the mirror is open.
+    private(set) var isConnected = false
+    /// When the flags reach `CacheMaxAge` (the daemon's `status.expiresAt`); nil when they never expire
+    /// (the local file source) or the daemon did not say.
+    private(set) var expiresAt: Date?
+
+    /// A new subscription's snapshot replaces everything: the reconciliation after a (re)connect.
+    mutating func subscribed(to listing: FlagListing, expiresAt: Date?) -> FlagDiff {
+        generation += 1
+        isConnected = true
+        hasSnapshot = true
+        revision = listing.revision
+        self.expiresAt = expiresAt
+        return replace(with: FlagSet(listing.flags))
+    }
+
+    /// Applies a `flagsChanged` of the current subscription; one the mirror already holds changes nothing.
+    mutating func apply(_ change: FlagsChanged) -> FlagDiff {
+        guard isConnected, change.revision > revision else { return FlagDiff() }
+        revision = change.revision
+        var updated = flags.flags
+        for flag in change.changed { updated[flag.key] = flag }
+        for key in change.removed { updated[key] = nil }
+        return replace(with: FlagSet(byKey: updated))
+    }
+
+    /// Applies a `refresh` answer when it is newer than the mirror, so the caller's completion sees its flags.
+    ///
+    /// The answer came over another connection: it is used only when the subscription of `generation`, the one
+    /// open when the refresh was sent, is still the current one, so that revisions of two daemons never meet.
+    /// `expiresAt` is the age read after the refresh: a refresh that fetched identical flags changes no flag
+    /// and sends no notification, yet makes them younger.
+    mutating func applyRefresh(_ listing: FlagListing, generation: Int, expiresAt: Date?) -> FlagDiff {
+        guard isConnected, generation == self.generation else { return FlagDiff() }
+        self.expiresAt = expiresAt
+        guard listing.revision > revision else { return FlagDiff() }
+        revision = listing.revision
+        return replace(with: FlagSet(listing.flags))
+    }
+
+    /// Records the expiry the daemon reported in `status`.
+    mutating func setExpiry(_ expiresAt: Date?) {
+        self.expiresAt = expiresAt
+    }
+
+    /// The subscription closed: the flags stay, until `expireIfDue` says they are too old.
+    mutating func disconnected() {
+        isConnected = false
+    }
+
+    /// Drops the flags once they are past their age while the daemon cannot be asked (R15): callers get their
+    /// defaults and listeners are told, as the daemon itself would do.
+    mutating func expireIfDue(now: Date) -> FlagDiff {
+        guard !isConnected, let expiresAt, now >= expiresAt else { return FlagDiff() }
+        self.expiresAt = nil
+        return replace(with: FlagSet())
+    }
+
+    /// How long until `expireIfDue` drops the flags; nil when it never will.
+    func timeUntilExpiry(now: Date) -> TimeInterval? {
+        guard !isConnected, !flags.isEmpty, let expiresAt else { return nil }
+        return max(0, expiresAt.timeIntervalSince(now))
+    }
+
+    private mutating func replace(with newer: FlagSet) -> FlagDiff {
+        let diff = flags.diff(to: newer)
+        flags = newer
+        return diff
+    }
+}

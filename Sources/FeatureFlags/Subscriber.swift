@@ -1,0 +1,155 @@
+import Dispatch
+import FlagsCore
+import FlagsProtocol
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The background thread that keeps the mirror current: one `listen` subscription, re-opened with capped
+/// exponential backoff whenever the daemon goes away.
+///
+/// A plain thread with blocking reads rather than a task: it needs no executor of the host program, and a
+/// blocked read costs nothing. `stop()` wakes it by shutting its socket down.
+final class Subscriber: Sendable {
+    let socketPath: String
+    private let store: MirrorStore
+    private let timing: MirrorTiming
+    /// An `NSLock`, not a `Mutex`: this state is cold, and the thread sanitizer sees the pthread mutex behind
+    /// `NSLock` but not the futex behind `Mutex` on Linux, which it reported as a race here.
+    private let controlLock = NSLock()
+    nonisolated(unsafe) private var controlState = Control()
+    /// Wakes the backoff wait on `stop()`.
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    private struct Control {
+        var stopping = false
+        /// The socket of the open subscription, for `stop()` to shut down; only set while the connection lives.
+        var descriptor: Int32?
+    }
+
+    init(socketPath: String, store: MirrorStore, timing: MirrorTiming) {
+        self.socketPath = socketPath
+        self.store = store
+        self.timing = timing
+    }
+
+    /// Starts the thread.
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "pwflags-mirror"
+        thread.start()
+    }
+
+    /// Asks the thread to end; with `waiting`, returns once it has (at most a few seconds).
+    func stop(waiting: Bool) {
+        let first = withControl { control in
+            guard !control.stopping else { return false }
+            control.stopping = true
+            // Under the lock: the thread clears `descriptor` under it before closing the socket, so this
+            // never shuts down a descriptor number that was reused meanwhile.
+            if let descriptor = control.descriptor { shutdown(descriptor, Int32(SHUT_RDWR)) }
+            return true
+        }
+        guard first else { return }
+        wake.signal()
+        if waiting { _ = finished.wait(timeout: .now() + .seconds(5)) }
+    }
+
+    private var isStopping: Bool { withControl { $0.stopping } }
+
+    private func withControl<Result>(_ body: (inout Control) -> Result) -> Result {
+        controlLock.lock()
+        defer { controlLock.unlock() }
+        return body(&controlState)
+    }
+
+    private func run() {
+        var backoff = Backoff(initial: timing.initialBackoff, maximum: timing.maximumBackoff)
+        while !isStopping {
+            if let connection = open() {
+                serve(connection, backoff: &backoff)
+                withControl { $0.descriptor = nil }
+                store.update { mirror in
+                    mirror.disconnected()
+                    return FlagDiff()
+                }
+            }
+            if isStopping { break }
+            var delay = backoff.next()
+            // Wake in time to drop flags that reach their age while the daemon is away (R15).
+            if let untilExpiry = store.current.timeUntilExpiry(now: timing.now()) {
+                delay = min(delay, .milliseconds(Int64(untilExpiry * 1000)))
+            }
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(delay / .nanoseconds(1))))
+            let now = timing.now()
+            store.update { $0.expireIfDue(now: now) }
+        }
+    }
+
+    /// Connects and registers the socket for `stop()`; nil when the daemon cannot be reached or we stop.
+    private func open() -> DaemonConnection? {
+        guard let connection = try? DaemonConnection(socketPath: socketPath) else { return nil }
+        let registered = withControl { control in
+            guard !control.stopping else { return false }
+            control.descriptor = connection.fileDescriptor
+            return true
+        }
+        return registered ? connection : nil
+    }
+
+    /// Subscribes, reconciles the mirror, then applies notifications until the connection ends.
+    private func serve(_ connection: DaemonConnection, backoff: inout Backoff) {
+        do {
+            guard let listing = FlagListing(result: try connection.call(.listen(keys: nil))),
+                listing.subscription != nil
+            else { return }
+            let expiresAt = try Self.readExpiry(connection)
+            store.update { $0.subscribed(to: listing, expiresAt: expiresAt) }
+            backoff.reset()
+            var nextStatus = ContinuousClock.now + timing.statusInterval
+            while !isStopping {
+                let wait = max(ContinuousClock.now.duration(to: nextStatus), .zero)
+                if let (method, params) = try connection.nextNotification(timeout: wait) {
+                    guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
+                    // A change usually comes with a fetch: read the new age first, so that the mirror shows
+                    // the flags and their age together.
+                    let expiresAt = try Self.readExpiry(connection)
+                    store.update { mirror in
+                        let diff = mirror.apply(change)
+                        mirror.setExpiry(expiresAt)
+                        return diff
+                    }
+                    // The daemon notifies before it records the fetch time that `status` reports: read it once
+                    // more when that has surely happened.
+                    nextStatus = ContinuousClock.now + min(timing.settleDelay, timing.statusInterval)
+                    continue
+                }
+                let expiresAt = try Self.readExpiry(connection)
+                store.update { mirror in
+                    mirror.setExpiry(expiresAt)
+                    return FlagDiff()
+                }
+                nextStatus = ContinuousClock.now + timing.statusInterval
+            }
+        } catch {
+            // The connection is gone or unusable; run() reconnects.
+        }
+    }
+
+    /// `status.expiresAt`: nil for null (never expires) or a daemon that does not report it.
+    static func readExpiry(_ connection: DaemonConnection) throws(ClientError) -> Date? {
+        expiry(inStatus: try connection.call(.status))
+    }
+
+    /// The `expiresAt` of a `status` result.
+    static func expiry(inStatus status: JSONValue) -> Date? {
+        guard let text = status["expiresAt"]?.stringValue else { return nil }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}

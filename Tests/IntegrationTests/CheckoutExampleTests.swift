@@ -1,0 +1,51 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The checkout example against a daemon on config/demo-flags.json; its output is quoted in the README.
+@Suite struct CheckoutExampleTests {
+    /// config/demo-flags.json, found from this file's place in the repository.
+    static let demoFlags = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("config/demo-flags.json").path
+
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonProcess.executable("checkout-example"))
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("checkout-example shows the new checkout with the demo flags")
+    func showsTheNewCheckout() throws {
+        let daemon = try DaemonProcess(config: "[FeatureFlags]\nLocalFlagsFile=\(Self.demoFlags)\n")
+        defer { daemon.cleanUp() }
+        let (status, output) = try Self.run(["--socket", daemon.socketPath])
+        #expect(status == 0)
+        #expect(output == "new checkout: button green, at most 5 items\nsearch: v2\n")
+        // The impression was handed over before exit: the local source logs it.
+        #expect(daemon.log.contains("new_checkout"))
+    }
+
+    @Test("checkout-example falls back to the old checkout without a daemon")
+    func showsTheDefaultsWithoutADaemon() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (status, output) = try Self.run(["--socket", directory.file("none.sock")])
+        #expect(status == 0)
+        #expect(output.hasSuffix("old checkout\nsearch: v1\n"))
+    }
+}

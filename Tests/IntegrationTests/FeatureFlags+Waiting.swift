@@ -1,0 +1,26 @@
+import FeatureFlags
+
+/// Waiting for the mirror in tests: on its update stream, with a timeout, never a sleep.
+extension FeatureFlags {
+    /// Returns true as soon as `condition` holds for the mirror; false after `timeout`.
+    func waitUntil(
+        timeout: Duration = .seconds(15), _ condition: @escaping @Sendable (FeatureFlags) -> Bool
+    ) async -> Bool {
+        // The stream first, then the check: an update between the two is not missed.
+        let updates = updates(bufferingPolicy: .bufferingNewest(1))
+        if condition(self) { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in updates where condition(self) { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let result = await group.next() ?? false
+            group.cancelAll()
+            return result
+        }
+    }
+}

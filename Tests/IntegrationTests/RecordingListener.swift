@@ -1,0 +1,44 @@
+import Dispatch
+import FeatureFlags
+import Synchronization
+
+/// A listener that counts its calls, notes the queue each ran on, and lets a test await the next call.
+final class RecordingListener: FeatureFlagsUpdateListener {
+    static let queueKey = DispatchSpecificKey<String>()
+
+    let calls = Mutex<[String?]>([])
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+    private let onCall: @Sendable () -> Void
+
+    init(onCall: @escaping @Sendable () -> Void = {}) {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
+        self.onCall = onCall
+    }
+
+    var callCount: Int { calls.withLock { $0.count } }
+
+    func featureFlagsDidUpdate() {
+        calls.withLock { $0.append(DispatchQueue.getSpecific(key: Self.queueKey)) }
+        onCall()
+        continuation.yield()
+    }
+
+    /// Waits for the next call; false after `timeout`.
+    func nextCall(timeout: Duration = .seconds(15)) async -> Bool {
+        let stream = self.stream
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                return await iterator.next() != nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let result = await group.next() ?? false
+            group.cancelAll()
+            return result
+        }
+    }
+}

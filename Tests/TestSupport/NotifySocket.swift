@@ -35,13 +35,21 @@ public final class NotifySocket: Sendable {
     public func waitFor(_ line: String, after count: Int = 0, timeout: Duration = .seconds(20)) -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let found = messages.withLock({ $0.dropFirst(count).first { $0.split(separator: "\n").contains(Substring(line)) } }) {
+            if let found = messages.withLock({
+                $0.dropFirst(count).first { $0.split(separator: "\n").contains(Substring(line)) }
+            }) {
                 return found
             }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return nil }
             var pollDescriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(1000, max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)))
+            let milliseconds = Int32(
+                min(
+                    1000,
+                    max(
+                        1,
+                        remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            )
             guard poll(&pollDescriptor, 1, milliseconds) > 0 else { continue }
             var buffer = [UInt8](repeating: 0, count: 65536)
             let size = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }

@@ -71,7 +71,8 @@ public final class RawClient {
     private func waitReadable(until deadline: ContinuousClock.Instant) -> Bool {
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else { return false }
-        let milliseconds = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000) + 1
+        let milliseconds =
+            Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000) + 1
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, milliseconds) > 0
     }

@@ -160,6 +160,32 @@ import Testing
         try expectStillServing(daemon)
     }
 
+    @Test func aClientThatShutsDownItsWritingSideStillGetsEveryAnswer() throws {
+        // `echo REQUEST | socat - UNIX-CONNECT:…` (PROTOCOL.md) sends its lines, shuts down its writing side,
+        // and reads; the answers must arrive whole even when they do not fit in the socket buffer at once.
+        let big = (0..<40).map { index in
+            Flag(
+                key: "big_\(index)", isEnabled: true, ruleId: "r",
+                properties: ["blob": .string(String(repeating: "x", count: 20_000))])
+        }
+        let daemon = try DaemonProcess.serving(Fixtures.all + big)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        let requests = [
+            #"{"id":1,"method":"getAll"}"#, #"{"id":2,"method":"refresh"}"#,
+            #"{"id":3,"method":"get","params":{"key":"dark_mode"}}"#,
+        ]
+        try client.send(Array(requests.joined(separator: "\n").utf8) + [10])
+        #expect(shutdown(client.fd, Int32(SHUT_WR)) == 0)
+        let all = try #require(client.readJSON(), "log:\n\(daemon.log)")
+        #expect(all["id"] == 1)
+        #expect(all["result"]?["flags"]?.arrayValue?.count == 45)
+        #expect(client.readJSON()?["id"] == 2)
+        #expect(client.readJSON()?["result"]?["flag"]?["key"] == "dark_mode")
+        #expect(client.isClosedByPeer())
+        try expectStillServing(daemon)
+    }
+
     @Test func aNotificationGetsNoAnswer() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

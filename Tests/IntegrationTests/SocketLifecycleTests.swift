@@ -80,6 +80,15 @@ import Testing
         #expect(daemon.notify.waitFor("STOPPING=1", timeout: .seconds(1)) != nil)
     }
 
+    @Test(arguments: 0..<12)
+    func sigtermStopsADaemonThatJustBecameReady(round: Int) throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        daemon.signal(SIGTERM)
+        // Repeated because the signal used to be lost now and then (a Dispatch signal source on Linux).
+        #expect(daemon.waitForExit(timeout: .seconds(5)) == 0, "pwflagsd did not stop on SIGTERM; log:\n\(daemon.log)")
+    }
+
     @Test func checkConfigAcceptsTheDemoConfiguration() throws {
         let demo = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

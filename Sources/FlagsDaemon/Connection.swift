@@ -22,6 +22,9 @@ final class Connection {
     var busy = false
     /// Set after an unrecoverable framing error: send what is queued, then close.
     var closeAfterFlush = false
+    /// The peer sent its last byte (it may only have shut down its writing side and still read): answer the
+    /// lines already received, flush, then close.
+    var inputClosed = false
     /// Subscription id to its keys (nil: every key), in creation order for deterministic fan-out.
     var subscriptions: [(id: String, keys: Set<String>?)] = []
     /// The epoll events currently registered.

@@ -238,10 +238,13 @@ final class ServerLoop: @unchecked Sendable {
 
     private func handle(_ events: UInt32, on connection: Connection) {
         if events & UInt32(EPOLLOUT.rawValue) != 0 {
-            flush(connection)
+            // settle, not only flush: once the output is out, EPOLLOUT must leave the interest (or the loop spins
+            // on a writable socket) and a connection waiting to close must close.
+            settle(connection)
             guard connections[connection.fd] === connection else { return }
         }
-        if events & (UInt32(EPOLLIN.rawValue) | UInt32(EPOLLHUP.rawValue) | UInt32(EPOLLERR.rawValue)) != 0 {
+        let readable = UInt32(EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue)
+        if events & readable != 0 {
             readFrom(connection)
         }
     }
@@ -254,8 +257,11 @@ final class ServerLoop: @unchecked Sendable {
             return
         }
         if count == 0 {
-            // The peer is gone; a half-received line dies with it.
-            closeConnection(connection)
+            // End of input: `echo … | socat` shuts down its writing side and still reads its answers, so the
+            // complete lines are answered and flushed before the close; a half-received line dies here.
+            connection.inputClosed = true
+            processLines(connection)
+            settle(connection)
             return
         }
         connection.framer.append(readBuffer[0..<count])
@@ -285,7 +291,9 @@ final class ServerLoop: @unchecked Sendable {
         guard connections[connection.fd] === connection else { return }
         flush(connection)
         guard connections[connection.fd] === connection else { return }
-        if connection.pendingBytes == 0, connection.closeAfterFlush || (isDraining && !connection.busy) {
+        if connection.pendingBytes == 0,
+            connection.closeAfterFlush || ((isDraining || connection.inputClosed) && !connection.busy)
+        {
             closeConnection(connection)
             return
         }
@@ -371,8 +379,11 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     private func updateInterest(_ connection: Connection) {
-        var events = UInt32(EPOLLRDHUP.rawValue)
-        if !connection.busy, !connection.closeAfterFlush, !isDraining { events |= UInt32(EPOLLIN.rawValue) }
+        // After the end of input, EPOLLRDHUP would be reported again and again: only a full hangup matters then.
+        var events = UInt32(connection.inputClosed ? EPOLLHUP.rawValue : EPOLLRDHUP.rawValue)
+        if !connection.busy, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
+            events |= UInt32(EPOLLIN.rawValue)
+        }
         if connection.pendingBytes > 0 { events |= UInt32(EPOLLOUT.rawValue) }
         guard events != connection.interest else { return }
         var event = epoll_event()

@@ -12,7 +12,9 @@ let status: ExitCode
 do {
     let invocation = try Invocation(Array(CommandLine.arguments.dropFirst()))
     if invocation.help || invocation.command == nil || invocation.command == "help" {
-        let text = invocation.command.flatMap(Help.text(for:)) ?? Help.general
+        // `pwflags help COMMAND` names the command after "help", as `--help COMMAND` does before it.
+        let topic = invocation.command == "help" ? invocation.arguments.first : invocation.command
+        let text = topic.flatMap(Help.text(for:)) ?? Help.general
         Output.line(text)
         status = invocation.help || invocation.command == "help" ? .success : .usage
     } else {

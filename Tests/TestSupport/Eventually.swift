@@ -2,15 +2,20 @@
     import Glibc
 #endif
 
-/// Waiting for an observable effect with a deadline, instead of sleeping a fixed time.
+/// Waits for a condition that no signal announces (another process's state seen through `status`).
 public enum Eventually {
     /// Checks `condition` every few milliseconds until it holds (true) or `timeout` passes (false).
-    public static func wait(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) rethrows -> Bool {
+    ///
+    /// Not a sleep standing in for a signal: each round asks the daemon again and returns as soon as it agrees.
+    public static func wait(
+        timeout: Duration = .seconds(10),
+        _ condition: () throws -> Bool
+    ) rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
             if try condition() { return true }
             guard ContinuousClock.now < deadline else { return false }
-            usleep(10_000)
+            usleep(5_000)
         }
     }
 }

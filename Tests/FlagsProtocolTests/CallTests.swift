@@ -1,0 +1,96 @@
+import FlagsCore
+import FlagsProtocol
+import Testing
+
+/// `Call(method:params:)`: every method of PROTOCOL.md, and the errors for unknown methods and bad params.
+@Suite struct CallTests {
+    static let valid: [(String, [String: JSONValue], Call)] = [
+        ("get", ["key": "a"], .get(key: "a")),
+        ("getAll", [:], .getAll),
+        ("isEnabled", ["key": "a"], .isEnabled(key: "a", default: false)),
+        ("isEnabled", ["key": "a", "default": true], .isEnabled(key: "a", default: true)),
+        ("isEnabled", ["key": "a", "default": nil], .isEnabled(key: "a", default: false)),
+        ("refresh", [:], .refresh),
+        ("listen", [:], .listen(keys: nil)),
+        ("listen", ["keys": ["a", "b"]], .listen(keys: ["a", "b"])),
+        ("listen", ["keys": []], .listen(keys: [])),
+        ("unlisten", ["subscription": "s1"], .unlisten(subscription: "s1")),
+        ("logImpression", ["key": "a"], .logImpression(key: "a")),
+        ("setUserId", ["userId": "u"], .setUserId("u")),
+        ("setUserId", ["userId": ""], .setUserId("")),
+        ("setAppState", ["state": "foreground"], .setAppState(.foreground)),
+        ("setAppState", ["state": "background"], .setAppState(.background)),
+        ("pushRegistered", [:], .pushRegistered),
+        ("status", [:], .status),
+        ("reload", [:], .reload),
+    ]
+
+    @Test(arguments: valid)
+    func everyMethodIsTyped(method: String, params: [String: JSONValue], expected: Call) throws {
+        let call = try Call(method: method, params: params)
+        #expect(call == expected)
+        #expect(call.method == method)
+    }
+
+    @Test(arguments: valid)
+    func paramsRoundTrip(method: String, params: [String: JSONValue], expected: Call) throws {
+        #expect(try Call(method: expected.method, params: expected.params) == expected)
+    }
+
+    @Test(arguments: ["nope", "Get", "GET", "getall", "", " get"])
+    func unknownMethodsAreMethodNotFound(method: String) {
+        #expect(throws: RPCError.self) { try Call(method: method, params: ["key": "a"]) }
+        do {
+            _ = try Call(method: method, params: ["key": "a"])
+        } catch {
+            #expect(error.code == -32601)
+        }
+    }
+
+    static let invalid: [(String, [String: JSONValue], String)] = [
+        ("get", [:], "key"),
+        ("get", ["key": 1], "key"),
+        ("get", ["key": nil], "key"),
+        ("get", ["Key": "a"], "key"),
+        ("isEnabled", [:], "key"),
+        ("isEnabled", ["key": true], "key"),
+        ("isEnabled", ["key": "a", "default": "true"], "default"),
+        ("isEnabled", ["key": "a", "default": 1], "default"),
+        ("listen", ["keys": "a"], "keys"),
+        ("listen", ["keys": ["a", 1]], "keys"),
+        ("listen", ["keys": ["a": "b"]], "keys"),
+        ("unlisten", [:], "subscription"),
+        ("unlisten", ["subscription": 1], "subscription"),
+        ("logImpression", [:], "key"),
+        ("logImpression", ["key": ["a"]], "key"),
+        ("setUserId", [:], "userId"),
+        ("setUserId", ["userId": 5], "userId"),
+        ("setAppState", [:], "state"),
+        ("setAppState", ["state": "asleep"], "state"),
+        ("setAppState", ["state": true], "state"),
+    ]
+
+    @Test(arguments: invalid)
+    func missingOrMistypedParamsAreInvalidParamsNamingTheParam(
+        method: String,
+        params: [String: JSONValue],
+        param: String
+    ) {
+        do {
+            let call = try Call(method: method, params: params)
+            Issue.record("accepted \(call)")
+        } catch {
+            #expect(error.code == -32602)
+            #expect(error.data?["param"] == .string(param))
+        }
+    }
+
+    @Test func onlyStateChangingMethodsAreControl() {
+        #expect(Call.setUserId("u").isControl)
+        #expect(Call.setAppState(.foreground).isControl)
+        #expect(Call.pushRegistered.isControl)
+        #expect(!Call.get(key: "a").isControl)
+        #expect(!Call.reload.isControl)
+        #expect(!Call.refresh.isControl)
+    }
+}

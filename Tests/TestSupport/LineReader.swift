@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reads newline-terminated lines from a descriptor with a timeout, by `poll`, never by sleeping.
+public final class LineReader {
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Reads from `fd`, which the caller keeps open and closes.
+    public init(fd: Int32) {
+        self.fd = fd
+    }
+
+    /// The next line, without its newline; nil when the descriptor reached its end or `timeout` passed.
+    public func readLine(timeout: Duration = .seconds(10)) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            guard Self.waitReadable(fd, until: deadline) else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// True when `fd` has input (or its end) before `deadline`.
+    static func waitReadable(_ fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return false }
+            let milliseconds =
+                remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(milliseconds + 1, 60_000)))
+            if ready > 0 { return true }
+            if ready < 0, errno != EINTR { return false }
+        }
+    }
+}

@@ -183,10 +183,12 @@ actor Refresher {
         let now = clock.now()
         switch result {
         case .success(let response):
-            store.replace(with: FlagSet(response.flags))
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
+            // status first, then listeners: a client that reads status on a change sees the new fetch time.
+            publish()
+            store.replace(with: FlagSet(response.flags))
             if response.partial {
                 logger.notice(
                     "Pushwoosh sent a partial response: served, not stored (R13)",

@@ -1,7 +1,33 @@
-/// The client library's mirror `get` (issue 6): measured once the library's mirror lands.
+import FeatureFlags
+import Foundation
+
+/// The client library's mirror `get`: what an app pays per flag read, on one thread and on two at once.
 enum MirrorBenchmark {
-    static func run(socketPath: String, quick: Bool, report: Report) {
-        report.add("client library mirror get", "single thread", .nan, "ns", target: "≤ 100", met: false)
-        report.add("client library mirror get", "2 threads", .nan, "ns")
+    static func run(socketPath: String, quick: Bool, report: Report) async {
+        let section = "client library mirror get"
+        let flags = FeatureFlags(socketPath: socketPath)
+        defer { flags.stop() }
+        guard await flags.waitForFirstSnapshot(timeout: .seconds(10)) else {
+            report.add(section, "single thread", .nan, "ns", target: "≤ 100", met: false)
+            return
+        }
+        let reads = quick ? 2_000_000 : 10_000_000
+        let single = measure(threads: 1, reads: reads, flags: flags)
+        report.add(section, "single thread", single, "ns", target: "≤ 100", met: single <= 100)
+        let double = measure(threads: 2, reads: reads, flags: flags)
+        report.add(section, "2 threads at once", double, "ns")
+    }
+
+    /// Nanoseconds per `get`, each thread doing `reads` of them at the same time.
+    private static func measure(threads: Int, reads: Int, flags: FeatureFlags) -> Double {
+        let start = Measure.now()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            var found = 0
+            for index in 0..<reads where flags.get(index & 1 == 0 ? "flag_7" : "flag_8") != nil {
+                found &+= 1
+            }
+            precondition(found == reads, "the mirror lost a flag")
+        }
+        return Double(Measure.now() - start) / Double(reads)
     }
 }

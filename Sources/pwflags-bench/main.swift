@@ -40,7 +40,7 @@ do {
     defer { daemon.cleanUp() }
     try bench.sequentialGet(daemon: daemon, echo: echo)
     try bench.throughput(daemon: daemon, echo: echo)
-    MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
+    await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()

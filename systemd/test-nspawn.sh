@@ -216,8 +216,13 @@ reload_output=$(in_ct systemctl reload pwflagsd 2>&1) && reload_status=0 || relo
 reload_log=$(in_ct journalctl --no-pager -o cat -u pwflagsd --grep 'reload' 2>&1 | tail -3 || true)
 if [[ $reload_status == 0 ]]; then
     ok "systemctl reload pwflagsd succeeded"
+elif [[ $reload_log == *"reload is not available yet"* ]]; then
+    # ExecReload= reached the daemon as its own user through the 0660 socket; only the method is missing.
+    ok "ExecReload= reached the daemon (which does not implement reload yet)"
+    echo "note - systemctl reload pwflagsd exited $reload_status until the daemon implements reload:"
+    printf '%s\n' "$reload_output" "$reload_log" | sed 's/^/       /'
 else
-    echo "note - systemctl reload pwflagsd exited $reload_status (expected until the daemon implements reload):"
+    fail "systemctl reload pwflagsd exited $reload_status:"
     printf '%s\n' "$reload_output" "$reload_log" | sed 's/^/       /'
 fi
 check "after reload: still active, same process" in_ct sh -c '

@@ -284,6 +284,40 @@ fi
 check "pwflagsd@demo is active beside pwflagsd, with its own state directory" in_ct sh -c '
     systemctl is-active -q pwflagsd@demo && test -d /var/lib/private/pwflagsd-demo'
 
+echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
+if in_ct test -x /usr/bin/python3; then
+    in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'
+import http.server, json
+reply = {"status_code": 200, "status_message": "OK", "response": json.load(open("/etc/pwflagsd/demo-flags.json"))}
+body = json.dumps(reply).encode()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", 18080), Handler).serve_forever()
+PY
+    check "pwflagsd@net fetches through FoundationNetworking (libcurl) under the full hardening" in_ct sh -ec '
+        systemd-run --quiet --unit=fake-pushwoosh /usr/bin/python3 /root/fake-pushwoosh.py
+        printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:18080/json/1.3/\n" \
+            >/etc/pwflagsd/net.conf
+        systemctl enable --now pwflagsd@net.socket
+        for i in $(seq 1 50); do
+            runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout >/dev/null 2>&1 && break
+            sleep 0.2
+        done
+        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock --json status | grep -q "\"source\":\"pushwoosh\""
+        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout
+        systemctl stop fake-pushwoosh.service'
+else
+    echo "note - /usr/bin/python3 is missing in the container: the upstream check did not run"
+fi
+
 echo "# journal of pwflagsd.service"
 in_ct journalctl --no-pager -o short-monotonic -u pwflagsd 2>&1 | tail -12 | sed 's/^/       /'
 echo "# security of the installed pwflagsd.service"

@@ -1,0 +1,107 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// D4: socket activation as systemd does it, through `systemd-socket-activate` (Debian's systemd package), which
+/// listens on a socket, starts pwflagsd on the first connection and passes it the socket with `LISTEN_FDS`.
+@Suite struct SocketActivationTests {
+    static let flags = """
+        {"flags":[{"key":"new_checkout","enabled":true,"rule_id":"r_1a2b3c4d","properties":{"color":"green"}}]}
+        """
+
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// `systemd-socket-activate` from the systemd package; a missing one fails the test rather than skipping it.
+    static func socketActivate() throws -> String {
+        let candidates = ["/usr/bin/systemd-socket-activate", "/bin/systemd-socket-activate"]
+        return try #require(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0) },
+            "systemd-socket-activate is missing (Debian package systemd)")
+    }
+
+    @Test("The first connection starts pwflagsd on the passed socket; READY=1; SIGTERM leaves the socket file")
+    func servesThePassedSocketAndLeavesIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let activatedPath = directory.file("activated.sock")
+        let ownPath = directory.file("own.sock")
+        try directory.write("flags.json", Self.flags)
+        // SocketPath names a different file: the daemon must not create it when a socket is passed.
+        try directory.write(
+            "pwflagsd.conf",
+            """
+            [FeatureFlags]
+            LocalFlagsFile=flags.json
+            [Daemon]
+            SocketPath=\(ownPath)
+            StateDirectory=\(directory.file("state"))
+            """)
+        let notify = try NotifySocket(path: directory.file("notify.sock"))
+        let logPath = directory.file("daemon.log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+
+        // systemd-socket-activate passes on only what -E names, so NOTIFY_SOCKET goes through -E.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.socketActivate())
+        process.arguments = [
+            "--listen=\(activatedPath)", "-E", "NOTIFY_SOCKET=\(notify.path)",
+            DaemonProcess.executable("pwflagsd"), "--config", directory.file("pwflagsd.conf"),
+        ]
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+        defer {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+
+        try #require(Self.waitUntil { Self.isSocket(activatedPath) }, "no listening socket; log:\n\(log())")
+        #expect(notify.received.isEmpty, "pwflagsd must not run before the first connection")
+
+        // Connecting is what starts the daemon; the request waits in the socket until it serves.
+        let client = try RawClient(socketPath: activatedPath)
+        let answer = try client.request(#"{"id":1,"method":"get","params":{"key":"new_checkout"}}"#)
+        let flag = try #require(answer?["result"]?["flag"], "no flag; log:\n\(log())")
+        #expect(flag["key"] == "new_checkout")
+        #expect(flag["enabled"] == true)
+        #expect(flag["ruleId"] == "r_1a2b3c4d")
+
+        let ready = try #require(notify.waitFor("READY=1"), "no READY=1; log:\n\(log())")
+        #expect(ready.contains("STATUS=Local file: 1 flags"))
+        #expect(log().contains("(socket activation)"))
+        #expect(!FileManager.default.fileExists(atPath: ownPath), "the daemon created its own socket too")
+
+        kill(process.processIdentifier, SIGTERM)
+        try #require(Self.waitUntil { !process.isRunning }, "pwflagsd did not stop on SIGTERM; log:\n\(log())")
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(notify.waitFor("STOPPING=1", timeout: .seconds(1)) != nil)
+        // The socket belongs to whoever passed it (systemd-socket-activate here, pwflagsd.socket under systemd).
+        #expect(Self.isSocket(activatedPath), "the daemon unlinked the socket it was given")
+    }
+
+    static func isSocket(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+    }
+
+    /// Polls `condition` every 10 ms; false after `timeout`.
+    static func waitUntil(timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+}

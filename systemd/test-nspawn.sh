@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016 # the container commands are single-quoted on purpose: they expand inside it
+# End-to-end test of the systemd units and the static build, under a real systemd in systemd-nspawn.
+#
+#   systemd/test-nspawn.sh [BINDIR]     (as root; BINDIR defaults to .build/release)
+#
+# BINDIR must hold pwflagsd and pwflags built with `swift build -c release --static-swift-stdlib`.
+# Needs: systemd-nspawn (Debian systemd-container), systemd-analyze, nsenter and unshare (util-linux).
+#
+# 1. The binaries link no Swift runtime library (ldd), and run with /opt/swift hidden.
+# 2. `systemd-analyze verify --man=no` prints nothing on stderr for every unit.
+# 3. A container boots the host's own systemd over a throw-away overlay of `/` (the host's root file system,
+#    read-only, under a tmpfs), with /opt/swift hidden and no network. The README's install steps run inside
+#    it, then: a pwflags member reads a flag through the activated socket, the service is active and shows its
+#    STATUS, reload (best effort until the daemon implements it), Restart=on-failure, an outsider is refused,
+#    the instanced pair serves its own configuration.
+#
+# Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
+# Everything it mounts or starts is undone on exit, failure and interruption included.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+BINDIR=$(cd "${1:-$REPO/.build/release}" && pwd)
+MACHINE="pwflagsd-test-$$"
+BOOT_TIMEOUT=90
+START=$(date +%s)
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   - $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
+# check DESCRIPTION COMMAND...: runs the command, ok when it exits 0; its output is shown on failure.
+check() {
+    local description=$1 output
+    shift
+    if output=$("$@" 2>&1); then ok "$description"; else fail "$description"; printf '%s\n' "$output" | sed 's/^/       /'; fi
+}
+die() { echo "test-nspawn: $*" >&2; exit 1; }
+
+[[ $(id -u) == 0 ]] || die "must run as root"
+for tool in systemd-nspawn systemd-analyze nsenter unshare ldd; do
+    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install systemd-container util-linux)"
+done
+for binary in pwflagsd pwflags; do
+    [[ -x $BINDIR/$binary ]] || die "$BINDIR/$binary is missing: swift build -c release --static-swift-stdlib"
+done
+
+WORK=$(mktemp -d /tmp/pwflagsd-nspawn.XXXXXX)
+LOWER=$WORK/lower
+NSPAWN_PID=
+LEADER=
+# nspawn without a host systemd (--keep-unit) makes its payload/ and supervisor/ cgroups beside itself. It runs
+# in a cgroup of its own in each writable hierarchy, so that they are ours alone and removed afterwards.
+CGROUPS=()
+for hierarchy in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/systemd; do
+    [[ -w $hierarchy/cgroup.procs ]] && CGROUPS+=("$hierarchy/$MACHINE")
+done
+
+cleanup() {
+    local status=$?
+    set +e
+    if [[ -n $NSPAWN_PID ]] && kill -0 "$NSPAWN_PID" 2>/dev/null; then
+        # SIGTERM makes nspawn ask the container's systemd to power off; SIGKILL if that takes too long.
+        kill -TERM "$NSPAWN_PID"
+        for _ in $(seq 1 100); do kill -0 "$NSPAWN_PID" 2>/dev/null || break; sleep 0.2; done
+        kill -0 "$NSPAWN_PID" 2>/dev/null && kill -KILL "$NSPAWN_PID"
+        wait "$NSPAWN_PID" 2>/dev/null
+    fi
+    for cgroup in "${CGROUPS[@]}"; do
+        # Depth first; a cgroup that still holds a process stays (rmdir fails) rather than being forced.
+        [[ -d $cgroup ]] && find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
+        [[ -d $cgroup ]] && echo "test-nspawn: could not remove $cgroup" >&2
+    done
+    if mountpoint -q "$LOWER"; then umount "$LOWER" || umount -l "$LOWER"; fi
+    # Never recurse into a mount: the lower directory is the host's root while it is mounted.
+    if ! mountpoint -q "$LOWER"; then rm -rf --one-file-system "$WORK"; fi
+    # nspawn leaves its (empty) propagation directory when /run is not a tmpfs.
+    rm -rf --one-file-system "/run/systemd/nspawn/propagate/$MACHINE"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "# static build: $BINDIR"
+for binary in pwflagsd pwflags; do
+    check "$binary links no Swift runtime library" \
+        bash -c "! ldd '$BINDIR/$binary' | grep -E 'libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime|/opt/swift'"
+done
+# The same binaries with the toolchain hidden: a private mount namespace with an empty tmpfs over /opt/swift.
+hidden() { unshare --mount --propagation private -- sh -c 'mount -t tmpfs -o mode=0755 none /opt/swift && exec "$@"' sh "$@"; }
+check "pwflagsd --version runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --version
+check "pwflagsd --check-config runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --check-config --config "$REPO/config/demo.conf"
+check "pwflags --help runs with /opt/swift hidden" hidden "$BINDIR/pwflags" --help
+
+echo "# systemd-analyze verify --man=no (binaries at the ExecStart= paths in a private mount namespace)"
+for unit in "$REPO"/systemd/*.socket "$REPO"/systemd/*.service; do
+    errors=$(unshare --mount --propagation private -- sh -c '
+        mount -t tmpfs -o mode=0755 none /usr/local/bin && install -m 0755 "$1/pwflagsd" "$1/pwflags" /usr/local/bin/ &&
+        systemd-analyze verify --man=no "$2" 2>&1 >/dev/null' sh "$BINDIR" "$unit" || echo "(exit status $?)")
+    if [[ -z $errors ]]; then ok "verify $(basename "$unit")"; else fail "verify $(basename "$unit"): $errors"; fi
+done
+
+echo "# booting systemd in systemd-nspawn (machine $MACHINE)"
+BOOT_START=$(date +%s)
+mkdir "$LOWER"
+mount --bind / "$LOWER"
+mount -o remount,bind,ro "$LOWER"
+# nspawn refuses --directory=/ ; a read-only bind of / is the same tree. --volatile=overlay puts a tmpfs over it.
+for cgroup in "${CGROUPS[@]}"; do mkdir "$cgroup"; done
+(
+    for cgroup in "${CGROUPS[@]}"; do echo "$BASHPID" >"$cgroup/cgroup.procs"; done
+    exec systemd-nspawn --quiet --directory="$LOWER" --volatile=overlay --machine="$MACHINE" \
+        --register=no --keep-unit --private-network --console=read-only \
+        --tmpfs=/opt/swift:mode=0755 \
+        --bind-ro="$REPO:/mnt/pwflagsd-src" --bind-ro="$BINDIR:/mnt/pwflagsd-bin" \
+        --boot -- systemd.unit=basic.target
+) </dev/null >"$WORK/console.log" 2>&1 &
+NSPAWN_PID=$!
+
+# The container's PID 1 is the child of nspawn that became systemd.
+for _ in $(seq 1 $((BOOT_TIMEOUT * 5))); do
+    for child in $(pgrep -P "$NSPAWN_PID" || true); do
+        [[ $(cat "/proc/$child/comm" 2>/dev/null) == systemd ]] && LEADER=$child
+    done
+    [[ -n $LEADER ]] && break
+    kill -0 "$NSPAWN_PID" 2>/dev/null || break
+    sleep 0.2
+done
+[[ -n $LEADER ]] || { cat "$WORK/console.log"; die "the container's systemd did not start"; }
+
+# Runs a command inside the container as root, with a clean environment.
+in_ct() {
+    nsenter --target "$LEADER" --mount --uts --ipc --net --pid --root --wd=/ -- \
+        env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
+}
+
+state=
+for _ in $(seq 1 $((BOOT_TIMEOUT * 2))); do
+    state=$(in_ct systemctl is-system-running 2>/dev/null || true)
+    [[ $state == running || $state == degraded ]] && break
+    sleep 0.5
+done
+BOOTED=$(date +%s)
+if [[ $state == running || $state == degraded ]]; then
+    ok "systemd $(in_ct systemctl --version | head -1 | cut -d' ' -f2) booted in the container ($state)"
+else
+    fail "the container did not finish booting (state '$state')"
+    tail -40 "$WORK/console.log"
+    exit 1
+fi
+check "/opt/swift is empty in the container" in_ct sh -c '[ -z "$(ls -A /opt/swift)" ]'
+
+echo "# install as the README says"
+check "install the binaries, units and sysusers.d file" in_ct sh -ec '
+    cd /mnt/pwflagsd-src
+    install -m 0755 /mnt/pwflagsd-bin/pwflagsd /mnt/pwflagsd-bin/pwflags /usr/local/bin/
+    install -m 0644 systemd/pwflagsd.socket systemd/pwflagsd.service systemd/pwflagsd@.socket \
+        systemd/pwflagsd@.service /etc/systemd/system/
+    install -m 0644 systemd/pwflagsd.sysusers.conf /usr/lib/sysusers.d/pwflagsd.conf
+    systemd-sysusers
+    install -d /etc/pwflagsd
+    install -m 0644 config/demo-flags.json /etc/pwflagsd/demo-flags.json
+    printf "[FeatureFlags]\nLocalFlagsFile=demo-flags.json\n" >/etc/pwflagsd/pwflagsd.conf
+    pwflagsd --check-config >/dev/null
+    systemctl daemon-reload
+    systemctl enable --now pwflagsd.socket'
+check "group pwflags exists" in_ct getent group pwflags
+check "add alice to pwflags; bob stays outside" in_ct sh -ec '
+    for user in alice bob; do id "$user" >/dev/null 2>&1 || useradd --no-create-home "$user"; done
+    usermod -a -G pwflags alice
+    ! id -nG bob | grep -qw pwflags'
+check "verify the installed units (no stderr)" in_ct sh -c '
+    out=$(systemd-analyze verify --man=no /etc/systemd/system/pwflagsd.socket /etc/systemd/system/pwflagsd.service \
+        /etc/systemd/system/pwflagsd@.socket /etc/systemd/system/pwflagsd@.service 2>&1 >/dev/null); echo "$out"; [ -z "$out" ]'
+
+echo "# socket activation"
+check "pwflagsd.socket is active" in_ct systemctl is-active pwflagsd.socket
+check "the socket is root:pwflags 0660 in a 0755 directory" in_ct sh -c '
+    [ "$(stat -c "%U:%G %a %F" /run/pwflagsd/pwflagsd.sock)" = "root:pwflags 660 socket" ] &&
+    [ "$(stat -c "%a" /run/pwflagsd)" = 755 ] || stat /run/pwflagsd /run/pwflagsd/pwflagsd.sock'
+check "pwflagsd.service is not started before the first connection" \
+    in_ct sh -c '[ "$(systemctl is-active pwflagsd.service)" = inactive ]'
+
+output=$(in_ct runuser -u alice -- pwflags get new_checkout 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == *"new_checkout: enabled (rule r_1a2b3c4d)"* ]]; then
+    ok "alice (in pwflags) reads new_checkout through the activated socket"
+else
+    fail "alice reads new_checkout (exit $status): $output"
+fi
+check "systemctl is-active pwflagsd: active" in_ct systemctl is-active pwflagsd
+status_text=$(in_ct systemctl status --no-pager --lines=0 pwflagsd 2>&1 || true)
+if [[ $status_text == *'Status: "Local file: 4 flags from /etc/pwflagsd/demo-flags.json"'* ]]; then
+    ok "systemctl status shows the daemon's STATUS"
+else
+    fail "systemctl status shows the daemon's STATUS:"; printf '%s\n' "$status_text" | sed 's/^/       /'
+fi
+check "the daemon runs as the dynamic user pwflagsd" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd); [ "$(ps -o user= -p "$pid")" = pwflagsd ]'
+check "the watchdog is armed (WatchdogUSec=30s)" in_ct sh -c '[ "$(systemctl show -P WatchdogUSec pwflagsd)" = 30s ]'
+check "the state directory is the service's (/var/lib/private/pwflagsd)" in_ct test -d /var/lib/private/pwflagsd
+check "the empty API token credential is there (SetCredential= fallback)" in_ct sh -c '
+    [ "$(od -An -c /run/credentials/pwflagsd.service/pushwoosh-api-token | tr -d " ")" = "\\n" ]'
+check "--check-config as root reads the same configuration" in_ct pwflagsd --check-config
+
+echo "# an outsider"
+output=$(in_ct runuser -u bob -- pwflags get new_checkout 2>&1) && status=0 || status=$?
+if [[ $status == 69 && $output == *"ermission denied"* ]]; then
+    ok "bob (not in pwflags) is refused: exit 69, permission denied"
+else
+    fail "bob is refused with exit 69 (got $status): $output"
+fi
+
+echo "# reload (ExecReload= is pwflags reload; best effort until the daemon implements reload)"
+pid_before=$(in_ct systemctl show -P MainPID pwflagsd)
+reload_output=$(in_ct systemctl reload pwflagsd 2>&1) && reload_status=0 || reload_status=$?
+reload_log=$(in_ct journalctl --no-pager -o cat -u pwflagsd --grep 'reload' 2>&1 | tail -3 || true)
+if [[ $reload_status == 0 ]]; then
+    ok "systemctl reload pwflagsd succeeded"
+elif [[ $reload_log == *"reload is not available yet"* ]]; then
+    # ExecReload= reached the daemon as its own user through the 0660 socket; only the method is missing.
+    ok "ExecReload= reached the daemon (which does not implement reload yet)"
+    echo "note - systemctl reload pwflagsd exited $reload_status until the daemon implements reload:"
+    printf '%s\n' "$reload_output" "$reload_log" | sed 's/^/       /'
+else
+    fail "systemctl reload pwflagsd exited $reload_status:"
+    printf '%s\n' "$reload_output" "$reload_log" | sed 's/^/       /'
+fi
+check "after reload: still active, same process" in_ct sh -c '
+    systemctl is-active -q pwflagsd && [ "$(systemctl show -P MainPID pwflagsd)" = "'"$pid_before"'" ]'
+
+echo "# Restart=on-failure"
+check "SIGKILL: systemd restarts it and the socket still serves" in_ct sh -c '
+    old=$(systemctl show -P MainPID pwflagsd)
+    systemctl kill -s KILL pwflagsd
+    for i in $(seq 1 50); do
+        new=$(systemctl show -P MainPID pwflagsd)
+        [ "$new" != 0 ] && [ "$new" != "$old" ] && systemctl is-active -q pwflagsd && break
+        sleep 0.2
+    done
+    [ "$(systemctl show -P NRestarts pwflagsd)" = 1 ] &&
+    runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
+check "systemctl stop pwflagsd.service leaves the socket file (the socket unit owns it)" in_ct sh -c '
+    systemctl stop pwflagsd.service && [ -S /run/pwflagsd/pwflagsd.sock ] && systemctl is-active -q pwflagsd.socket &&
+    runuser -u alice -- pwflags is-enabled new_checkout && systemctl is-active -q pwflagsd.service'
+
+echo "# the watchdog, shortened to 2 s by a drop-in"
+check "WatchdogSec=2s: pings arrive and the daemon outlives 3 intervals" in_ct sh -ec '
+    mkdir -p /etc/systemd/system/pwflagsd.service.d
+    printf "[Service]\nWatchdogSec=2s\n" >/etc/systemd/system/pwflagsd.service.d/watchdog.conf
+    systemctl daemon-reload && systemctl restart pwflagsd.service
+    pid=$(systemctl show -P MainPID pwflagsd); first=$(systemctl show -P WatchdogTimestampMonotonic pwflagsd)
+    sleep 6
+    last=$(systemctl show -P WatchdogTimestampMonotonic pwflagsd)
+    echo "pings at ${first} and ${last} (monotonic us)"
+    [ "$last" -gt "$first" ] && [ "$(systemctl show -P MainPID pwflagsd)" = "$pid" ] && systemctl is-active -q pwflagsd
+    rm -r /etc/systemd/system/pwflagsd.service.d && systemctl daemon-reload && systemctl restart pwflagsd.service'
+
+echo "# the API token file and the state directory"
+check "with /etc/pwflagsd/api-token the credential is the file (LoadCredential= wins over SetCredential=)" \
+    in_ct sh -ec '
+    printf "test-token\n" >/etc/pwflagsd/api-token && chmod 0600 /etc/pwflagsd/api-token
+    systemctl restart pwflagsd.service
+    [ "$(cat /run/credentials/pwflagsd.service/pushwoosh-api-token)" = test-token ]
+    rm /etc/pwflagsd/api-token && systemctl restart pwflagsd.service'
+check "systemctl clean --what=state empties the stopped service's state" in_ct sh -ec '
+    systemctl stop pwflagsd.service
+    systemctl clean --what=state pwflagsd.service
+    test ! -e /var/lib/private/pwflagsd && test ! -e /var/lib/pwflagsd
+    runuser -u alice -- pwflags is-enabled new_checkout >/dev/null
+    test -d /var/lib/private/pwflagsd'
+
+echo "# the instanced pair: pwflagsd@demo"
+check "enable --now pwflagsd@demo.socket with /etc/pwflagsd/demo.conf" in_ct sh -ec '
+    printf "[FeatureFlags]\nLocalFlagsFile=demo-flags.json\n" >/etc/pwflagsd/demo.conf
+    systemctl enable --now pwflagsd@demo.socket
+    [ "$(stat -c "%U:%G %a" /run/pwflagsd-demo/pwflagsd.sock)" = "root:pwflags 660" ]'
+output=$(in_ct runuser -u alice -- pwflags --socket /run/pwflagsd-demo/pwflagsd.sock get search_v2 2>&1) &&
+    status=0 || status=$?
+if [[ $status == 0 && $output == *"search_v2: enabled (rule default)"* ]]; then
+    ok "alice reads search_v2 through /run/pwflagsd-demo/pwflagsd.sock"
+else
+    fail "alice reads search_v2 through the instance socket (exit $status): $output"
+fi
+check "pwflagsd@demo is active beside pwflagsd, with its own state directory" in_ct sh -c '
+    systemctl is-active -q pwflagsd@demo && test -d /var/lib/private/pwflagsd-demo'
+
+echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
+if in_ct test -x /usr/bin/python3; then
+    in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'
+import http.server, json
+reply = {"status_code": 200, "status_message": "OK", "response": json.load(open("/etc/pwflagsd/demo-flags.json"))}
+body = json.dumps(reply).encode()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", 18080), Handler).serve_forever()
+PY
+    check "pwflagsd@net fetches through FoundationNetworking (libcurl) under the full hardening" in_ct sh -ec '
+        systemd-run --quiet --unit=fake-pushwoosh /usr/bin/python3 /root/fake-pushwoosh.py
+        printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:18080/json/1.3/\n" \
+            >/etc/pwflagsd/net.conf
+        systemctl enable --now pwflagsd@net.socket
+        for i in $(seq 1 50); do
+            runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout >/dev/null 2>&1 && break
+            sleep 0.2
+        done
+        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock --json status | grep -q "\"source\":\"pushwoosh\""
+        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout
+        systemctl stop fake-pushwoosh.service'
+else
+    echo "note - /usr/bin/python3 is missing in the container: the upstream check did not run"
+fi
+
+echo "# journal of pwflagsd.service"
+in_ct journalctl --no-pager -o short-monotonic -u pwflagsd 2>&1 | tail -12 | sed 's/^/       /'
+echo "# security of the installed pwflagsd.service"
+in_ct systemd-analyze security --no-pager pwflagsd.service 2>&1 | tail -1 | sed 's/^/       /'
+
+if [[ $failed != 0 ]]; then
+    echo "# diagnostics"
+    in_ct systemctl --no-pager --failed 2>&1 | sed 's/^/       /'
+    in_ct journalctl --no-pager -o short-monotonic -u 'pwflagsd*' 2>&1 | tail -40 | sed 's/^/       /'
+fi
+
+END=$(date +%s)
+echo "# the container booted in $((BOOTED - BOOT_START)) s; the whole test took $((END - START)) s"
+echo "test-nspawn: $passed passed, $failed failed"
+[[ $failed == 0 ]]

@@ -95,19 +95,20 @@ public enum Systemd {
             Array("SYSLOG_IDENTIFIER=pwflagsd".utf8),
         ]
         for (name, value) in fields { entries.append(Array("\(name)=\(value)".utf8)) }
+        // One buffer holds every field, so that each iovec points at memory that stays put during the call.
+        let total = entries.reduce(0) { $0 + $1.count }
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 1)
+        defer { storage.deallocate() }
         var vectors: [iovec] = []
         vectors.reserveCapacity(entries.count)
-        func send(_ index: Int) {
-            guard index < entries.count else {
-                _ = vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
-                return
-            }
-            entries[index].withUnsafeMutableBytes { raw in
-                vectors.append(iovec(iov_base: raw.baseAddress, iov_len: raw.count))
-                send(index + 1)
-            }
+        var offset = 0
+        for entry in entries {
+            let slice = UnsafeMutableRawBufferPointer(rebasing: storage[offset..<(offset + entry.count)])
+            slice.copyBytes(from: entry)
+            vectors.append(iovec(iov_base: slice.baseAddress, iov_len: entry.count))
+            offset += entry.count
         }
-        send(0)
+        _ = vectors.withUnsafeBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) }
     }
 
     /// pwflagsd's own application id (generated once with `systemd-id128 new`); changing it changes every HWID.

@@ -161,3 +161,29 @@ import Testing
         #expect(status["applicationCode"] == "BBBBB-22222")
     }
 }
+
+/// D2: log entries go to the journal, with fields, when stderr is the journal.
+@Suite struct JournalLoggingTests {
+    @Test("With JOURNAL_STREAM naming stderr, entries go through sd_journal_sendv and the daemon keeps serving")
+    func journalPathServes() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)
+        let daemon = try DaemonProcess(
+            config: "[FeatureFlags]\nLocalFlagsFile=\(directory.file("flags.json"))\n[Daemon]\nLogLevel=debug\n",
+            directory: directory,
+            stderrIsJournal: true
+        )
+        defer { daemon.cleanUp() }
+        let client = try RawClient(socketPath: daemon.socketPath)
+        // Each of these logs an entry with fields (FLAG_KEY, PWFLAGS_EVENT, …).
+        #expect(try client.request(#"{"id":1,"method":"logImpression","params":{"key":"a"}}"#) != nil)
+        #expect(try client.request(#"{"id":2,"method":"refresh"}"#) != nil)
+        try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":false,"rule_id":"r2"}]}"#)
+        #expect(try client.request(#"{"id":3,"method":"reload"}"#)?["result"] == [:])
+        #expect(try client.request(#"{"id":4,"method":"get","params":{"key":"a"}}"#)?["result"]?["flag"]?["key"] == "a")
+        #expect(daemon.isRunning)
+        // Nothing of the daemon's own went to stderr as plain lines: it took the journal path.
+        #expect(!daemon.log.contains("loaded the local flags file"))
+        #expect(!daemon.log.contains("feature flag impression"))
+    }
+}

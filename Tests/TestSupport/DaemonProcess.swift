@@ -42,6 +42,7 @@ public final class DaemonProcess: @unchecked Sendable {
         addDefaults: Bool = true,
         arguments: [String] = [],
         environment: [String: String] = [:],
+        stderrIsJournal: Bool = false,
         waitForReady: Bool = true
     ) throws {
         let directory = try directory ?? TemporaryDirectory()
@@ -65,6 +66,13 @@ public final class DaemonProcess: @unchecked Sendable {
         process.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        if stderrIsJournal {
+            // What systemd sets when stderr is the journal: the device and inode of that stream.
+            var info = stat()
+            guard stat(logPath, &info) == 0 else { throw CocoaError(.fileReadUnknown) }
+            env["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+            process.environment = env
+        }
         process.standardOutput = FileHandle.nullDevice
         let exit = self.exit
         process.terminationHandler = { finished in exit.status.withLock { $0 = finished.terminationStatus } }

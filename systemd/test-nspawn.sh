@@ -194,6 +194,13 @@ if [[ $status_text == *'Status: "Local file: 4 flags from /etc/pwflagsd/demo-fla
 else
     fail "systemctl status shows the daemon's STATUS:"; printf '%s\n' "$status_text" | sed 's/^/       /'
 fi
+check "log entries reach the journal with their fields (PWFLAGS_EVENT, FLAG_KEY)" in_ct sh -c '
+    runuser -u alice -- pwflags impression new_checkout >/dev/null
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        journalctl -u pwflagsd -o verbose --no-pager | grep -q "FLAG_KEY=new_checkout" && exit 0
+        sleep 0.2
+    done
+    exit 1'
 check "the daemon runs as the dynamic user pwflagsd" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd); [ "$(ps -o user= -p "$pid")" = pwflagsd ]'
 check "the watchdog is armed (WatchdogUSec=30s)" in_ct sh -c '[ "$(systemctl show -P WatchdogUSec pwflagsd)" = 30s ]'

@@ -8,6 +8,8 @@ import Synchronization
 /// `FeatureFlags` itself, so dropping the last reference to a `FeatureFlags` ends its thread.
 final class MirrorStore: Sendable {
     private let mirror = Mutex(FlagMirror())
+    /// The flags `get` reads, published after each update.
+    private let reads = ThreadReadCache()
     private let observers = Mutex(Observers())
 
     private struct Observers {
@@ -26,9 +28,9 @@ final class MirrorStore: Sendable {
         }
     }
 
-    /// The hot path of `get`: one lock and one dictionary lookup.
+    /// The hot path of `get`: no lock, a thread-local copy and one dictionary lookup.
     func flag(_ key: String) -> Flag? {
-        mirror.withLock { $0.flags[key] }
+        reads.flag(key)
     }
 
     /// A copy of the whole mirror.
@@ -39,7 +41,10 @@ final class MirrorStore: Sendable {
     /// Changes the mirror, then tells everyone when `get` answers differently: listeners are called only once
     /// the new values are in place.
     func update(_ body: (inout FlagMirror) -> FlagDiff) {
-        let (diff, hasSnapshot) = mirror.withLock { mirror in (body(&mirror), mirror.hasSnapshot) }
+        let (diff, hasSnapshot, flags) = mirror.withLock { mirror in
+            (body(&mirror), mirror.hasSnapshot, mirror.flags.flags)
+        }
+        if !diff.isEmpty || hasSnapshot { reads.publish(flags) }
         let (listeners, streams, waiters) = observers.withLock { observers in
             var waiters: [CheckedContinuation<Bool, Never>] = []
             if hasSnapshot, !observers.hasSnapshot {

@@ -14,6 +14,13 @@ enum Measure {
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
+    /// CPU nanoseconds the calling thread has used.
+    static func threadCPU() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
     /// The p-th percentile (0...100) of samples, which it sorts.
     static func percentile(_ samples: inout [UInt64], _ p: Double) -> Double {
         guard !samples.isEmpty else { return .nan }

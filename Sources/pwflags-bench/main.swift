@@ -38,6 +38,11 @@ do {
     defer { echo.stop() }
     let daemon = try bench.localDaemon(flags: 100, name: "main")
     defer { daemon.cleanUp() }
+    if arguments.contains("--mirror-only") {
+        // For profiling the client library's read path alone.
+        await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
+        exit(0)
+    }
     try bench.sequentialGet(daemon: daemon, echo: echo)
     try bench.throughput(daemon: daemon, echo: echo)
     await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)

@@ -75,14 +75,14 @@ public final class Daemon: Sendable {
             close(listenFD)
             throw StartError(description: "cannot start the socket server: \(error)")
         }
-        await reloader.start(server: server)
-
         let status = SystemdStatus(store: store) { reloader.current.withLock { $0 } }
         logger.notice(
             "pwflagsd \(PWFlagsVersion.current) serving",
             ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status.line()]
         )
         Systemd.notifyReady(status: status.line())
+        // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
+        await reloader.start(server: server)
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await server.run() }

@@ -222,6 +222,19 @@ struct Benchmark {
         }
         let baselineMedian = Measure.percentile(&baseline, 50) / 1e6
         report.add("startup", "minimal Swift program, exec to exit", baselineMedian, "ms")
+        // The same for `pwflagsd --version`: what loading the daemon's libraries costs before it does anything.
+        var version: [UInt64] = []
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: DaemonProcess.executable("pwflagsd"))
+            process.arguments = ["--version"]
+            process.standardOutput = FileHandle.nullDevice
+            let start = Measure.now()
+            try process.run()
+            process.waitUntilExit()
+            version.append(Measure.now() - start)
+        }
+        report.add("startup", "pwflagsd --version, exec to exit", Measure.percentile(&version, 50) / 1e6, "ms")
         for size in [1_000, 10_000] {
             var samples: [UInt64] = []
             for _ in 0..<runs {

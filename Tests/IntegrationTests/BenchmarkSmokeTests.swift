@@ -1,0 +1,67 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 7: the benchmark runs and reports every figure. No timing is asserted here: figures are for people
+/// (README, Performance), and a slow machine must not fail the suite.
+@Suite struct BenchmarkSmokeTests {
+    /// Every figure `pwflags-bench` must report: (section prefix, name).
+    static var expected: [(String, String)] {
+        var figures: [(String, String)] = [
+            ("get, 1 client, sequential", "pwflagsd p50"), ("get, 1 client, sequential", "pwflagsd p99"),
+            ("get, 1 client, sequential", "pwflagsd calls/s"), ("get, 1 client, sequential", "echo floor p50"),
+            ("get, 1 client, sequential", "echo floor p99"), ("get, 1 client, sequential", "p50 ratio to floor"),
+            ("get, 1 client, sequential", "p99 ratio to floor"),
+            ("client library mirror get", "single thread"), ("client library mirror get", "2 threads at once"),
+            ("memory, idle, 1,000 flags", "RssAnon"), ("memory, idle, 1,000 flags", "RSS"),
+            ("memory, 10,000 flags, 1,000 subscribers, under load", "RssAnon"),
+            ("memory, 10,000 flags, 1,000 subscribers, under load", "RSS"),
+            ("startup", "minimal Swift program, exec to exit"), ("startup", "pwflagsd --version, exec to exit"),
+            ("startup", "exec to READY=1, 1000 cached flags"), ("startup", "exec to READY=1, 10000 cached flags"),
+            ("startup", "ratio, 1000 flags"),
+        ]
+        for clients in [1, 4, 16, 64] {
+            for name in ["pwflagsd calls/s", "echo floor calls/s", "ratio to floor"] {
+                figures.append(("get throughput, \(clients) clients", name))
+            }
+        }
+        for section in ["fan-out from a flags-file change", "fan-out from an upstream reply"] {
+            for count in [1, 100, 1000] { figures.append((section, "\(count) subscribers")) }
+        }
+        for size in [10, 1000, 10000] {
+            for name in ["getAll time", "getAll bytes", "listen snapshot time", "listen snapshot bytes"] {
+                figures.append(("scale, \(size) flags", name))
+            }
+        }
+        return figures
+    }
+
+    @Test("pwflags-bench --quick runs and writes every figure, as a table and as JSON")
+    func quickRunReportsEveryFigure() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let jsonPath = directory.file("bench.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonProcess.executable("pwflags-bench"))
+        process.arguments = ["--quick", "--json", jsonPath]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let table = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let json = try JSONValue(parsing: String(contentsOfFile: jsonPath, encoding: .utf8))
+        let figures = try #require(json["figures"]?.arrayValue)
+        #expect(json["machine"]?["cores"] != nil)
+        for (section, name) in Self.expected {
+            let figure = figures.first {
+                $0["section"]?.stringValue?.hasPrefix(section) == true && $0["name"]?.stringValue == name
+            }
+            let value = figure?["value"]?.numberValue
+            #expect(value.map { $0 > 0 } == true, "\(section) / \(name): \(String(describing: figure))")
+            #expect(table.contains("| \(name) |"), "the table lacks \(name)")
+        }
+    }
+}

@@ -40,6 +40,12 @@ public final class Daemon: Sendable {
         if let problem = stateDirectory.prepare() {
             logger.warning("the state directory is unusable; nothing survives a restart: \(problem)")
         }
+        let stale = stateDirectory.removeStaleTemporaries()
+        if !stale.isEmpty {
+            logger.notice(
+                "removed the temporary files of writes a previous daemon did not finish",
+                ["FILES": stale.joined(separator: ",")])
+        }
         let store = FlagStore()
         let stack = SourceStack(
             configuration: configuration,

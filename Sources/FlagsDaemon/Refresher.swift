@@ -30,6 +30,9 @@ actor Refresher {
     private var generation = 0
     private var inFlight: (generation: Int, task: Task<FetchResult, Never>)?
     private var lastError: (status: Int, at: Double)?
+    /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
+    /// only, and `status.cacheError` says so.
+    private var cacheError: (reason: String, at: Double)?
     private var wakeup: CheckedContinuation<Void, Never>?
     private var timer: Task<Void, Never>?
 
@@ -198,8 +201,12 @@ actor Refresher {
                     applicationCode: applicationCode, userId: userId, fetchedAt: now, flags: response.flags)
                 do {
                     try cache.store(entry)
+                    cacheError = nil
                 } catch {
-                    logger.error("cannot write the disk cache; flags are served from memory: \(error)")
+                    cacheError = (error.description, now)
+                    logger.error(
+                        "cannot write the disk cache; flags are served from memory: \(error)",
+                        ["PWFLAGS_EVENT": "cache-write-failed"])
                 }
             }
             if fetcher.persists {
@@ -306,8 +313,10 @@ actor Refresher {
     private func removeCache() {
         do {
             try cache.remove()
+            cacheError = nil
         } catch {
-            logger.error("cannot remove the disk cache: \(error)")
+            cacheError = (error.description, clock.now())
+            logger.error("cannot remove the disk cache: \(error)", ["PWFLAGS_EVENT": "cache-remove-failed"])
         }
     }
 
@@ -324,7 +333,8 @@ actor Refresher {
             foreground: policy.isForeground,
             sessionStartedAt: policy.sessionStartedAt,
             session: policy.session,
-            problem: fetcher.problem
+            problem: fetcher.problem,
+            cacheError: cacheError
         )
         status.withLock { $0 = snapshot }
     }

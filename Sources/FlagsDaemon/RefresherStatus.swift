@@ -16,6 +16,8 @@ struct RefresherStatus: Sendable, Equatable {
     var sessionStartedAt: Double?
     var session: Int
     var problem: String?
+    /// Why the disk cache could not be written (or removed) the last time, until a write succeeds.
+    var cacheError: (reason: String, at: Double)?
 
     static func == (lhs: RefresherStatus, rhs: RefresherStatus) -> Bool {
         lhs.userId == rhs.userId && lhs.fetchedAt == rhs.fetchedAt && lhs.stale == rhs.stale
@@ -23,7 +25,8 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.lastError?.at == rhs.lastError?.at && lhs.nextRefreshAt == rhs.nextRefreshAt
             && lhs.foreground == rhs.foreground && lhs.sessionStartedAt == rhs.sessionStartedAt
             && lhs.session == rhs.session && lhs.problem == rhs.problem
-            && lhs.cacheMaxAge == rhs.cacheMaxAge
+            && lhs.cacheMaxAge == rhs.cacheMaxAge && lhs.cacheError?.reason == rhs.cacheError?.reason
+            && lhs.cacheError?.at == rhs.cacheError?.at
     }
 
     /// The `status` members of PROTOCOL.md this part of the daemon owns.
@@ -38,6 +41,7 @@ struct RefresherStatus: Sendable, Equatable {
             "appState": .string(foreground ? "foreground" : "background"),
             "sessionStartedAt": Self.timestamp(sessionStartedAt),
             "problem": problem.map(JSONValue.string) ?? .null,
+            "cacheError": cacheError.map { ["reason": .string($0.reason), "at": Self.timestamp($0.at)] } ?? .null,
         ]
     }
 

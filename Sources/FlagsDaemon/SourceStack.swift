@@ -96,6 +96,7 @@ final class SourceStack: Sendable {
         if let error = status.lastError {
             line += "; offline: last refresh failed with status \(error.status)"
         }
+        if status.cacheError != nil { line += "; cannot write the disk cache" }
         return line
     }
 

@@ -78,6 +78,22 @@ public struct StateDirectory: Sendable {
         }
     }
 
+    /// Removes the temporary files of `writeAtomically` whose writer is gone (a daemon killed mid-write), so that
+    /// they do not pile up across crashes; returns their names. A live writer's file stays.
+    public func removeStaleTemporaries() -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
+        var removed: [String] = []
+        for name in names where name.hasPrefix(".") {
+            guard let marker = name.range(of: ".tmp.", options: .backwards),
+                let pid = pid_t(name[marker.upperBound...]), pid > 0
+            else { continue }
+            // kill(pid, 0) fails with ESRCH only when no such process exists.
+            guard pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            if unlink(file(name)) == 0 { removed.append(name) }
+        }
+        return removed.sorted()
+    }
+
     /// Removes a file; a missing file is fine.
     public func remove(_ name: String) throws(StateDirectoryError) {
         guard unlink(file(name)) == 0 || errno == ENOENT else {

@@ -31,6 +31,11 @@ extension FakePushwooshServer {
             guard LoopbackSocket.sendAll(fd, Self.head(status: 200, contentLength: body.count + 1000)) else { return }
             _ = LoopbackSocket.sendAll(fd, Array(body.prefix(body.count / 2)))
             LoopbackSocket.reset(fd)
+        case .truncated:
+            let body = Array(FakeReply.envelope(response: ["flags": []]).serialized().utf8)
+            guard LoopbackSocket.sendAll(fd, Self.head(status: 200, contentLength: body.count + 1000)) else { return }
+            // The connection closes normally when `serve` returns: the client sees the end of the stream early.
+            _ = LoopbackSocket.sendAll(fd, body)
         case .hang:
             // Read until the client leaves or stop() shuts the socket down.
             while !LoopbackSocket.receive(fd, upTo: 4096).isEmpty {}
@@ -90,9 +95,11 @@ extension FakePushwooshServer {
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 404: "Not Found"
+        case 429: "Too Many Requests"
         case 413: "Content Too Large"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"
+        case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         default: "Status"
         }

@@ -18,6 +18,8 @@ public indirect enum FakeReply: Sendable {
     case drop
     /// Sends headers and part of the body, then resets the connection.
     case resetMidBody
+    /// HTTP 200 announcing a longer body than it sends, then a clean close (FIN, not a reset).
+    case truncated
     /// Never answers; ends when the client leaves or the server stops.
     case hang
     /// HTTP 200 with a valid envelope padded to `bytes` bytes, streamed so the server never holds it.

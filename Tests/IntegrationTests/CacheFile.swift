@@ -1,0 +1,37 @@
+import FlagsCore
+import Foundation
+
+/// The daemon's disk cache as a test reads it: the FlagCache format (`format`, `applicationCode`, `userId`,
+/// `fetchedAt`, `response.flags`), parsed without the daemon's code.
+struct CacheFile {
+    var applicationCode: String
+    var userId: String
+    var fetchedAt: Double
+    var flags: [JSONValue]
+
+    /// Why a cache file does not decode.
+    struct Corrupt: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The cache at `path`: nil when there is none; throws when there is one and it does not decode.
+    static func read(_ path: String) throws -> CacheFile? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: [UInt8](data))
+        } catch {
+            throw Corrupt(description: "not JSON (\(data.count) bytes): \(error)")
+        }
+        guard value["format"]?.integerValue == 1, let code = value["applicationCode"]?.stringValue,
+            let user = value["userId"]?.stringValue, let fetchedAt = value["fetchedAt"]?.numberValue,
+            let flags = value["response"]?["flags"]?.arrayValue
+        else { throw Corrupt(description: "missing members in \(value.serialized())") }
+        return CacheFile(applicationCode: code, userId: user, fetchedAt: fetchedAt, flags: flags)
+    }
+
+    /// The `n` property of the flag `gen`: the generation the crash test wrote.
+    var generation: Int? {
+        flags.first { $0["key"]?.stringValue == "gen" }?["properties"]?["n"]?.integerValue
+    }
+}

@@ -1,0 +1,72 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Automatic retries against a server that keeps failing back off with jitter: the server never sees a storm.
+@Suite struct RetryStormTests {
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// `PWFLAGS_STORM_SECONDS` (default 6): how long to count. From 30 s on, the test uses RetryBackoff=1s and
+    /// RefreshInterval=30s, the figures of a real device; below, 100ms and 1600ms, so that the suite stays short.
+    static var seconds: Double {
+        ProcessInfo.processInfo.environment["PWFLAGS_STORM_SECONDS"].flatMap(Double.init) ?? 6
+    }
+
+    @Test("Retries against an always-503 server grow from RetryBackoff to RefreshInterval, with jitter: no storm")
+    func retriesBackOffAgainstAFailingServer() async throws {
+        let seconds = Self.seconds
+        let schedule =
+            seconds >= 30 ? RetrySchedule(backoff: 1, interval: 30) : RetrySchedule(backoff: 0.1, interval: 1.6)
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.status(503, body: "busy"), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(
+            server,
+            featureFlags: [
+                "RetryBackoff": "\(Int(schedule.backoff * 1000))ms",
+                "RefreshInterval": "\(Int(schedule.interval * 1000))ms",
+            ]
+        )
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let clock = ContinuousClock()
+        // The session start sends the first request; each later one is a retry.
+        _ = try await server.waitForRequests(count: 1)
+        var arrivals = [clock.now]
+        let end = arrivals[0] + .milliseconds(Int(seconds * 1000))
+        while clock.now < end {
+            do {
+                _ = try await server.waitForRequests(count: arrivals.count + 1, timeout: end - clock.now)
+                arrivals.append(clock.now)
+            } catch {
+                break
+            }
+        }
+        let count = server.requests.count
+        let gaps = zip(arrivals.dropFirst(), arrivals).map { ($0 - $1).seconds }
+        let expected = schedule.requestCount(within: seconds)
+        print(
+            "retry storm over \(seconds) s (RetryBackoff \(schedule.backoff) s, RefreshInterval \(schedule.interval) s):"
+                + " \(count) requests, expected \(expected); gaps \(gaps.map { String(format: "%.3f", $0) })")
+        #expect(expected.contains(count), "\(count) requests in \(seconds) s, expected \(expected)")
+        for (index, gap) in gaps.enumerated() {
+            #expect(schedule.window(index + 1).contains(gap), "retry \(index + 1) came after \(gap) s")
+        }
+        // The gaps grow while the backoff doubles (a factor of at least 2 × 0.75 / 1.25 = 1.2 between two).
+        let doubling = gaps.indices.filter { schedule.nominal($0 + 2) > schedule.nominal($0 + 1) }
+        for index in doubling where index + 1 < gaps.count {
+            #expect(gaps[index + 1] > gaps[index], "gap \(index + 2) is not longer than gap \(index + 1): \(gaps)")
+        }
+        // Nothing else was refreshed: the flags stay absent, and status says why.
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try session.result("status")?["lastError"]?["status"]?.integerValue == 503)
+    }
+}

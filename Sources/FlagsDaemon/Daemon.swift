@@ -47,22 +47,15 @@ public final class Daemon: Sendable {
                 ["FILES": stale.joined(separator: ",")])
         }
         let store = FlagStore()
-        let stack = SourceStack(
-            configuration: configuration,
-            environment: environment,
-            store: store,
-            stateDirectory: stateDirectory,
-            logger: logger
-        )
-        await stack.start()
         let reloader = Reloader(
-            initial: stack,
+            configuration: configuration,
             load: load,
             environment: environment,
             store: store,
             stateDirectory: stateDirectory,
             logger: logger
         )
+        await reloader.prepare()
 
         let (listenFD, ownedPath) = try openSocket()
         let watchdog = Systemd.watchdogInterval()

@@ -20,21 +20,30 @@ actor Reloader {
     /// The stack requests go to; swapped by a reload, read without waiting on the actor.
     nonisolated let current: Mutex<SourceStack>
 
+    /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.
     init(
-        initial: SourceStack,
+        configuration: Configuration,
         load: @escaping Load,
         environment: [String: String],
         store: FlagStore,
         stateDirectory: StateDirectory,
         logger: Logger
     ) {
-        self.current = Mutex(initial)
-        self.configuration = initial.configuration
+        self.current = Mutex(
+            SourceStack(
+                configuration: configuration, environment: environment, store: store,
+                stateDirectory: stateDirectory, logger: logger))
+        self.configuration = configuration
         self.load = load
         self.environment = environment
         self.store = store
         self.stateDirectory = stateDirectory
         self.logger = logger
+    }
+
+    /// Serves the local file or the disk cache of the first stack, before the socket opens.
+    func prepare() async {
+        await current.withLock { $0 }.start()
     }
 
     /// Starts the first stack's timers.
@@ -95,12 +104,8 @@ actor Reloader {
         runner?.cancel()
         await runner?.value
         let stack = SourceStack(
-            configuration: configuration,
-            environment: environment,
-            store: store,
-            stateDirectory: stateDirectory,
-            logger: logger
-        )
+            configuration: configuration, environment: environment, store: store,
+            stateDirectory: stateDirectory, logger: logger)
         if stack.identity != oldIdentity {
             logger.notice("the flag source changed; flags of the previous one are discarded (R7)")
             store.replace(with: FlagSet())

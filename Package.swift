@@ -44,7 +44,7 @@ let package = Package(
         // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
-            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport"],
+            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport", "CLinux"],
             swiftSettings: strict
         ),
         // The seed's checkout example on Linux, run by an integration test.

@@ -264,7 +264,9 @@ final class ServerLoop: @unchecked Sendable {
             settle(connection)
             return
         }
-        connection.framer.append(readBuffer[0..<count])
+        readBuffer.withUnsafeBytes { raw in
+            connection.framer.append(UnsafeRawBufferPointer(rebasing: raw[0..<count]))
+        }
         processLines(connection)
         settle(connection)
     }

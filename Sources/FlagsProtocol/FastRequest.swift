@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The common read requests (`get`, `isEnabled`, `getAll`) recognised straight from their bytes, without
 /// building a JSON tree.
 ///
@@ -13,22 +17,41 @@ public enum FastRequest: Equatable, Sendable {
 
     /// The request in `line`, or nil when it is not one of the plain shapes.
     public static func scan(_ line: ArraySlice<UInt8>) -> FastRequest? {
-        var scanner = Scanner(bytes: line)
-        return scanner.request()
+        // Scanning raw memory instead of the slice drops bounds checks and generic dispatch from every byte.
+        line.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(bytes: buffer)
+            guard let scanned = scanner.request() else { return nil }
+            let base = line.startIndex
+            func id(_ range: Range<Int>) -> ArraySlice<UInt8> {
+                line[(base + range.lowerBound)..<(base + range.upperBound)]
+            }
+            switch scanned {
+            case .get(let range, let key): return .get(id: id(range), key: key)
+            case .isEnabled(let range, let key, let fallback):
+                return .isEnabled(id: id(range), key: key, default: fallback)
+            case .getAll(let range): return .getAll(id: id(range))
+            }
+        }
+    }
+
+    /// What the scanner found, with the id as a range of the line.
+    private enum Scanned {
+        case get(Range<Int>, String)
+        case isEnabled(Range<Int>, String, Bool)
+        case getAll(Range<Int>)
     }
 
     private struct Scanner {
-        let bytes: ArraySlice<UInt8>
-        var index: Int
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
 
-        init(bytes: ArraySlice<UInt8>) {
+        init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
-            self.index = bytes.startIndex
         }
 
-        mutating func request() -> FastRequest? {
-            var id: ArraySlice<UInt8>?
-            var method: ArraySlice<UInt8>?
+        mutating func request() -> Scanned? {
+            var id: Range<Int>?
+            var method: Slice<UnsafeBufferPointer<UInt8>>?
             var key: String?
             var defaultValue: Bool?
             var sawVersion = false
@@ -41,10 +64,10 @@ public enum FastRequest: Equatable, Sendable {
                     skipSpace()
                     guard let name = plainString(), consumeColon() else { return nil }
                     switch name.count {
-                    case 2 where name.elementsEqual("id".utf8):
+                    case 2 where Self.equals(name, "id"):
                         guard id == nil, let value = idValue() else { return nil }
                         id = value
-                    case 6 where name.elementsEqual("method".utf8):
+                    case 6 where Self.equals(name, "method"):
                         guard method == nil, let value = plainString() else { return nil }
                         method = value
                     case 7 where name.elementsEqual("jsonrpc".utf8):
@@ -52,7 +75,7 @@ public enum FastRequest: Equatable, Sendable {
                             return nil
                         }
                         sawVersion = true
-                    case 6 where name.elementsEqual("params".utf8):
+                    case 6 where Self.equals(name, "params"):
                         guard !sawParams, params(key: &key, default: &defaultValue) else { return nil }
                         sawParams = true
                     default:
@@ -64,17 +87,17 @@ public enum FastRequest: Equatable, Sendable {
             }
             skipSpace()
             guard index == bytes.endIndex, let id, let method else { return nil }
-            if method.elementsEqual("get".utf8) {
+            if Self.equals(method, "get") {
                 guard let key, defaultValue == nil else { return nil }
-                return .get(id: id, key: key)
+                return .get(id, key)
             }
-            if method.elementsEqual("isEnabled".utf8) {
+            if Self.equals(method, "isEnabled") {
                 guard let key else { return nil }
-                return .isEnabled(id: id, key: key, default: defaultValue ?? false)
+                return .isEnabled(id, key, defaultValue ?? false)
             }
-            if method.elementsEqual("getAll".utf8) {
+            if Self.equals(method, "getAll") {
                 guard key == nil, defaultValue == nil else { return nil }
-                return .getAll(id: id)
+                return .getAll(id)
             }
             return nil
         }
@@ -87,11 +110,12 @@ public enum FastRequest: Equatable, Sendable {
             repeat {
                 skipSpace()
                 guard let name = plainString(), consumeColon() else { return false }
-                if name.elementsEqual("key".utf8) {
-                    guard key == nil, let value = plainString(), let text = String(validating: value, as: UTF8.self)
+                if Self.equals(name, "key") {
+                    guard key == nil, let value = plainString(),
+                        let text = String(validating: UnsafeBufferPointer(rebasing: value), as: UTF8.self)
                     else { return false }
                     key = text
-                } else if name.elementsEqual("default".utf8) {
+                } else if Self.equals(name, "default") {
                     guard defaultValue == nil else { return false }
                     if consumeWord("true") {
                         defaultValue = true
@@ -108,12 +132,12 @@ public enum FastRequest: Equatable, Sendable {
             return consume(UInt8(ascii: "}"))
         }
 
-        /// An integer of at most 15 digits, or a string of printable ASCII without escapes.
-        private mutating func idValue() -> ArraySlice<UInt8>? {
+        /// An integer of at most 15 digits, or a string of printable ASCII without escapes; returns its range.
+        private mutating func idValue() -> Range<Int>? {
             let start = index
             if index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") {
                 guard let content = plainString(), content.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
-                return bytes[start..<index]
+                return start..<index
             }
             let negative = index < bytes.endIndex && bytes[index] == UInt8(ascii: "-")
             if negative { index += 1 }
@@ -129,11 +153,18 @@ public enum FastRequest: Equatable, Sendable {
             if index < bytes.endIndex, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") {
                 return nil
             }
-            return bytes[start..<index]
+            return start..<index
+        }
+
+        /// True when `slice` holds exactly the bytes of `literal`.
+        private static func equals(_ slice: Slice<UnsafeBufferPointer<UInt8>>, _ literal: StaticString) -> Bool {
+            let count = literal.utf8CodeUnitCount
+            guard slice.count == count, let base = slice.base.baseAddress else { return false }
+            return memcmp(base + slice.startIndex, literal.utf8Start, count) == 0
         }
 
         /// A string without escapes or control characters; returns its content.
-        private mutating func plainString() -> ArraySlice<UInt8>? {
+        private mutating func plainString() -> Slice<UnsafeBufferPointer<UInt8>>? {
             guard consume(UInt8(ascii: "\"")) else { return nil }
             let start = index
             while index < bytes.endIndex {

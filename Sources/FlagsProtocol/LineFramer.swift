@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Splits a byte stream into lines of at most `maximumLineBytes`, tolerating `\r\n` and skipping blank lines.
 public struct LineFramer: Sendable {
     public let maximumLineBytes: Int
@@ -25,6 +29,19 @@ public struct LineFramer: Sendable {
 
     /// Adds bytes read from the stream.
     public mutating func append(_ bytes: some Collection<UInt8>) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds bytes read from the stream; the concrete form the daemon's loop calls on every read, so that the
+    /// copy is a memcpy and not a generic walk over a collection from another module.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Drops the lines already returned once they are a good part of the buffer.
+    private mutating func compact() {
         if start > 0, start == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             start = 0
@@ -34,14 +51,19 @@ public struct LineFramer: Sendable {
             scanned -= start
             start = 0
         }
-        buffer.append(contentsOf: bytes)
     }
 
     /// Returns the next line, or why there is none.
     public mutating func next() -> Next {
         while true {
-            var index = max(scanned, start)
-            while index < buffer.count, buffer[index] != UInt8(ascii: "\n") { index += 1 }
+            let from = max(scanned, start)
+            // memchr: the search runs over every byte a client sends, and this is its fastest form.
+            let index = buffer.withUnsafeBufferPointer { raw -> Int in
+                guard let base = raw.baseAddress, from < raw.count,
+                    let found = memchr(base + from, Int32(UInt8(ascii: "\n")), raw.count - from)
+                else { return raw.count }
+                return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            }
             guard index < buffer.count else {
                 scanned = index
                 return bufferedCount > maximumLineBytes ? .tooLong : .needMore
@@ -53,6 +75,7 @@ public struct LineFramer: Sendable {
             start = index + 1
             scanned = start
             if length > maximumLineBytes { return .tooLong }
+            if line.first == UInt8(ascii: "{") { return .line(line) }
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
             return .line(line)
         }

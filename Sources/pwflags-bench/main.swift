@@ -13,6 +13,14 @@ import TestSupport
 /// next to it.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--noop") { exit(0) }
+if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.contains(index + 1) {
+    // The echo floor in a process of its own, as the daemon is: started by the benchmark itself.
+    signal(SIGPIPE, SIG_IGN)
+    let server = try EchoServer(path: arguments[index + 1])
+    _ = server
+    while true { pause() }
+}
+
 if arguments.contains("--help") {
     print(
         "Usage: pwflags-bench [--quick] [--json PATH]\nMeasures the pwflagsd built next to it; see README, Performance."
@@ -36,15 +44,26 @@ do {
     let bench = Benchmark(quick: quick, report: report, directory: directory)
     let echo = try EchoServer(path: directory.file("echo.sock"))
     defer { echo.stop() }
+    let epollEcho = try EpollEchoServer(path: directory.file("epoll.sock"))
+    defer { epollEcho.stop() }
+    let processEcho = try EchoProcess(benchPath: CommandLine.arguments[0], path: directory.file("echo-process.sock"))
+    defer { processEcho.stop() }
     let daemon = try bench.localDaemon(flags: 100, name: "main")
     defer { daemon.cleanUp() }
+    if arguments.contains("--get-only") {
+        // For profiling the daemon's get path alone.
+        for _ in 0..<10 {
+            try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
+        }
+        exit(0)
+    }
     if arguments.contains("--mirror-only") {
         // For profiling the client library's read path alone.
         await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
         exit(0)
     }
-    try bench.sequentialGet(daemon: daemon, echo: echo)
-    try bench.throughput(daemon: daemon, echo: echo)
+    try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
+    try bench.throughput(daemon: daemon, echo: echo, processEcho: processEcho)
     await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])

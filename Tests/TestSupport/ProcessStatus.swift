@@ -10,12 +10,19 @@ public struct ProcessStatus: Sendable, CustomStringConvertible {
     public var anonymousKiB: Int
     /// The peak of resident memory (`VmHWM`).
     public var peakResidentKiB: Int
+    /// CPU time used so far, user and system, in clock ticks (`/proc/PID/stat`; 100 a second on Linux).
+    public var cpuTicks: Int
 
     /// Reads the status of `pid`; nil when the process is gone.
     public init?(pid: Int32) {
         guard let files = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"),
-            let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let nameEnd = stat.lastIndex(of: ")")
         else { return nil }
+        // After the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+        cpuTicks = fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
         func kibibytes(_ field: String) -> Int {
             let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") }
             return line.flatMap {

@@ -57,12 +57,13 @@ let package = Package(
 
         .target(
             name: "TestSupport",
-            dependencies: ["FlagsCore", "UnixIO"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
         .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore"], swiftSettings: strict),
-        .testTarget(name: "FlagsProtocolTests", dependencies: ["FlagsProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "FlagsProtocolTests", dependencies: ["FlagsProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),

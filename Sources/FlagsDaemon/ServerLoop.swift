@@ -64,6 +64,9 @@ final class ServerLoop: @unchecked Sendable {
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
     private var refusedSinceLog = 0
     private var lastRefusalLog: UInt64 = 0
+    /// Set while the daemon is out of descriptors: the listening socket is left out of epoll until then.
+    private var acceptPausedUntil: UInt64?
+    private var lastDescriptorLog: UInt64 = 0
 
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
@@ -127,6 +130,9 @@ final class ServerLoop: @unchecked Sendable {
             if case .draining(let deadline) = phase {
                 timeout = min(timeout < 0 ? Int32.max : timeout, Self.milliseconds(until: deadline))
             }
+            if let paused = acceptPausedUntil {
+                timeout = min(timeout < 0 ? Int32.max : timeout, Self.milliseconds(until: paused))
+            }
             let count = epoll_wait(epollFD, &events, Int32(events.count), timeout)
             if count < 0 {
                 if errno == EINTR { continue }
@@ -144,6 +150,7 @@ final class ServerLoop: @unchecked Sendable {
                     handle(event.events, on: connection)
                 }
             }
+            if let paused = acceptPausedUntil, Self.now() >= paused { resumeAccepting() }
             if let beat = nextBeat, let heartbeat, Self.now() >= beat {
                 heartbeat.action()
                 nextBeat = Self.now() + Self.nanoseconds(heartbeat.interval)
@@ -198,7 +205,7 @@ final class ServerLoop: @unchecked Sendable {
                 case EINTR, ECONNABORTED: continue
                 case EAGAIN: return
                 case EMFILE, ENFILE:
-                    logger.error("out of file descriptors; a connection waits in the backlog")
+                    pauseAccepting()
                     return
                 default:
                     logger.warning("accept failed", ["ERRNO": String(errno)])
@@ -221,6 +228,32 @@ final class ServerLoop: @unchecked Sendable {
             connections[fd] = connection
             updateInterest(connection)
         }
+    }
+
+    /// Out of descriptors: the listening socket stays readable, so epoll would wake the loop again at once (a
+    /// busy loop and a log line each time). It leaves epoll until a connection closes or 100 ms pass; the
+    /// waiting connections stay in the backlog. Logged at most once a second.
+    private func pauseAccepting() {
+        let now = Self.now()
+        if acceptPausedUntil == nil, listenFD >= 0 {
+            var event = epoll_event()
+            event.data.fd = listenFD
+            _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, listenFD, &event)
+        }
+        acceptPausedUntil = now + 100_000_000
+        guard now - lastDescriptorLog >= 1_000_000_000 else { return }
+        lastDescriptorLog = now
+        logger.error("out of file descriptors; new connections wait in the backlog")
+    }
+
+    private func resumeAccepting() {
+        guard acceptPausedUntil != nil else { return }
+        acceptPausedUntil = nil
+        guard listenFD >= 0 else { return }
+        var event = epoll_event()
+        event.events = UInt32(EPOLLIN.rawValue)
+        event.data.fd = listenFD
+        _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, listenFD, &event)
     }
 
     /// Logs refusals past `MaxConnections` at most once a second, so a flood cannot flood the journal too.
@@ -405,6 +438,8 @@ final class ServerLoop: @unchecked Sendable {
         subscriptionCount -= connection.subscriptions.count
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
         close(connection.fd)
+        // A descriptor is free again: a connection waiting in the backlog may now be accepted.
+        resumeAccepting()
     }
 
     private func register(_ fd: Int32, events: UInt32) throws(SystemError) {

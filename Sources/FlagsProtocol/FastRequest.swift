@@ -146,7 +146,8 @@ public enum FastRequest: Equatable, Sendable {
                 index += 1
             }
             let digits = index - digitsStart
-            let leadingZero = bytes[digitsStart] == UInt8(ascii: "0")
+            // The line may end right after the colon or the minus sign: look at a digit only when there is one.
+            let leadingZero = digits > 0 && bytes[digitsStart] == UInt8(ascii: "0")
             // "-0" and leading zeros are left to the general path.
             guard digits > 0, digits <= 15, !leadingZero || (digits == 1 && !negative) else { return nil }
             // A fraction or an exponent goes to the general path, which prints numbers its own way.

@@ -40,6 +40,10 @@ import Testing
         #"{"id":1,"method":"isEnabled","params":{"key":"k","default":1}}"#,
         #"[1]"#,
         "not json",
+        // Lines that end where the id's value should start (these once read past the end of the line).
+        #"{"id":"#,
+        #"{"id":-"#,
+        #"{"method":"get","id": "#,
     ]
 
     @Test("The plain shapes are recognised", arguments: recognised)

@@ -50,10 +50,14 @@ import Testing
         // systemd-socket-activate passes on only what -E names, so NOTIFY_SOCKET goes through -E.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.socketActivate())
-        process.arguments = [
-            "--listen=\(activatedPath)", "-E", "NOTIFY_SOCKET=\(notify.path)",
-            DaemonProcess.executable("pwflagsd"), "--config", directory.file("pwflagsd.conf"),
-        ]
+        // The sanitizers' settings too (their suppression files), when the suite runs under one.
+        let sanitizerSettings = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].flatMap { name in
+            ProcessInfo.processInfo.environment[name].map { ["-E", "\(name)=\($0)"] } ?? []
+        }
+        process.arguments =
+            ["--listen=\(activatedPath)", "-E", "NOTIFY_SOCKET=\(notify.path)"] + sanitizerSettings + [
+                DaemonProcess.executable("pwflagsd"), "--config", directory.file("pwflagsd.conf"),
+            ]
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -62,6 +62,9 @@ public final class DaemonProcess: @unchecked Sendable {
         process.arguments = ["--config", configPath] + arguments
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path
+        // Under AddressSanitizer the test runner's own exit-time leaks (Foundation, libcurl) are not checked, but
+        // the daemon's are: CI gives the daemon its own ASan options.
+        if let daemonOptions = env["PWFLAGS_DAEMON_ASAN_OPTIONS"] { env["ASAN_OPTIONS"] = daemonOptions }
         for (key, value) in environment { env[key] = value }
         process.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)

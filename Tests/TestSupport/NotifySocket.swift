@@ -28,6 +28,20 @@ public final class NotifySocket: Sendable {
     /// Every message received so far, each a block of `KEY=value` lines.
     public var received: [String] { messages.withLock { $0 } }
 
+    /// Reads every message already queued, without waiting.
+    ///
+    /// The daemon's `sd_notify` blocks once the socket's queue is full (10 datagrams by default), as it would if
+    /// systemd stopped reading: a test that makes the daemon notify many times (reloads) drains it as it goes.
+    public func drain() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let size = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard size > 0 else { return }
+            let text = String(decoding: buffer[0..<size], as: UTF8.self)
+            messages.withLock { $0.append(text) }
+        }
+    }
+
     /// Waits until a message contains `line` (for example `READY=1`) and returns it; nil after `timeout`.
     ///
     /// Ancillary data is not asked for, so any file descriptors a sender passes are closed by the kernel.

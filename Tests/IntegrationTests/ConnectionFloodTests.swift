@@ -1,0 +1,102 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Many connections opened and dropped, one after another and in bursts: nothing may leak.
+@Suite struct ConnectionFloodTests {
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    @Test func tenThousandConnectionsOpenedAndDroppedLeaveNoDescriptorBehind() throws {
+        // The daemon inherits the raised limit; 500 at once need more than the usual 1024 for both sides.
+        try #require(FileLimit.raise(to: 4096) >= 1200)
+        let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=1000\n")
+        defer { daemon.cleanUp() }
+        let pid = daemon.process.processIdentifier
+        let checker = try daemon.connect()
+        #expect(try checker.call("status")?["result"]?["connections"] == 1)
+        let baseline = try #require(ProcessStatus(pid: pid))
+        let started = ContinuousClock.now
+        var opened = 0
+        // In sequence, dropped in three ways: silently, after a request it never reads, in the middle of a line.
+        for index in 0..<5000 {
+            let client = try daemon.connect()
+            switch index % 3 {
+            case 1: try? client.send(line: #"{"id":1,"method":"getAll"}"#)
+            case 2: try? client.send(Array(#"{"id":1,"meth"#.utf8))
+            default: break
+            }
+            opened += 1
+        }
+        // The daemon reaps a dropped connection when it reads its end of input; until then it counts towards
+        // MaxConnections, so let it catch up before the bursts (which must all be accepted).
+        let caughtUp = try Eventually.wait(timeout: .seconds(20)) {
+            try checker.call("status")?["result"]?["connections"] == 1
+        }
+        #expect(caughtUp)
+        // In bursts of 500 open at once.
+        var peak = 0
+        for round in 0..<10 {
+            var burst: [RawClient] = []
+            for _ in 0..<500 { burst.append(try daemon.connect()) }
+            opened += burst.count
+            if round == 0 {
+                let connections = try burst[499].call("status")?["result"]?["connections"]
+                #expect(
+                    connections == 501,
+                    "\(connections.map(String.init(describing:)) ?? "no answer"); log:\n\(daemon.log)")
+                peak = ProcessStatus(pid: pid)?.openFiles ?? 0
+            }
+            burst.removeAll()
+        }
+        let elapsed = ContinuousClock.now - started
+        let settled = Eventually.wait(timeout: .seconds(20)) {
+            ProcessStatus(pid: pid)?.openFiles == baseline.openFiles
+        }
+        let after = ProcessStatus(pid: pid)
+        #expect(settled, "descriptors before: \(baseline), after: \(after.map(String.init(describing:)) ?? "gone")")
+        #expect(try checker.call("status")?["result"]?["connections"] == 1)
+        #expect(try daemon.connect().call("get", ["key": "dark_mode"])?["result"]?["flag"]?["key"] == "dark_mode")
+        #expect(daemon.isRunning)
+        print("connection flood: \(opened) connections in \(elapsed); daemon \(baseline) before, peak fds \(peak)")
+    }
+
+    @Test func refusalsPastMaxConnectionsAreLoggedAtMostOncePerSecond() throws {
+        try #require(FileLimit.raise(to: 4096) >= 1200)
+        let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=50\n")
+        defer { daemon.cleanUp() }
+        let pid = daemon.process.processIdentifier
+        let checker = try daemon.connect()
+        #expect(try checker.call("status")?["result"]?["connections"] == 1)
+        let baseline = try #require(ProcessStatus(pid: pid))
+        let started = ContinuousClock.now
+        for _ in 0..<4 {
+            // 500 connect (the kernel queues them); the daemon keeps 50 and closes the rest at once.
+            var burst: [RawClient] = []
+            for _ in 0..<500 { burst.append(try daemon.connect()) }
+            #expect(burst[499].isClosedByPeer())
+            burst.removeAll()
+        }
+        let seconds = (ContinuousClock.now - started).components.seconds
+        let logged = daemon.log.components(separatedBy: "refused connections past MaxConnections").count - 1
+        #expect(logged >= 1)
+        #expect(logged <= Int(seconds) + 1, "\(logged) refusal lines in \(seconds) s:\n\(daemon.log)")
+        let settled = Eventually.wait(timeout: .seconds(10)) {
+            ProcessStatus(pid: pid)?.openFiles == baseline.openFiles
+        }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let targets = descriptors.sorted().map { fd in
+            "\(fd) -> " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? "?")
+        }
+        let status = try checker.call("status")?["result"]
+        #expect(
+            settled, "before: \(baseline); status \(status.map(String.init(describing:)) ?? "none"); fds \(targets)")
+        #expect(try daemon.connect().call("get", ["key": "dark_mode"])?["result"]?["flag"]?["key"] == "dark_mode")
+    }
+}

@@ -1,0 +1,57 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A client that sends 100 MiB without a newline is cut off at `MaxLineBytes`; the daemon never buffers the rest.
+@Suite struct EndlessLineTests {
+    init() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    @Test func aHundredMebibytesWithoutANewlineAreRefusedAtMaxLineBytesAndNeverBuffered() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let pid = daemon.process.processIdentifier
+        let before = try #require(ProcessStatus(pid: pid))
+        let client = try daemon.connect()
+        // A daemon that stopped reading without closing would block the writes: give up after 10 s instead.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(client.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let total = 100 << 20
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+        var accepted = 0
+        var failure: Int32 = 0
+        writing: while accepted < total {
+            var offset = 0
+            while offset < chunk.count {
+                let written = chunk.withUnsafeBytes {
+                    write(client.fd, $0.baseAddress.map { $0 + offset }, $0.count - offset)
+                }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break writing
+                }
+                offset += written
+                accepted += written
+            }
+        }
+        #expect(failure == EPIPE || failure == ECONNRESET, "write ended with errno \(failure) after \(accepted) bytes")
+        // What got in before the close: the line limit, one read buffer and the socket's buffers, not 100 MiB.
+        #expect(accepted < 4 << 20, "the daemon took \(accepted) bytes of a line")
+        let response = try #require(client.readJSON(), "log:\n\(daemon.log)")
+        #expect(response["id"] == .null)
+        #expect(response["error"]?["code"] == -32600)
+        #expect(response["error"]?["message"]?.stringValue?.contains("line too long") == true)
+        #expect(client.isClosedByPeer())
+        let after = try #require(ProcessStatus(pid: pid))
+        #expect(after.peakResidentKiB - before.residentKiB < 16_000, "before \(before), after \(after)")
+        #expect(try daemon.connect().call("get", ["key": "dark_mode"])?["result"]?["flag"]?["key"] == "dark_mode")
+        print("endless line: the daemon took \(accepted) bytes before closing; before \(before), after \(after)")
+    }
+}

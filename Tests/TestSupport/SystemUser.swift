@@ -1,0 +1,48 @@
+import Foundation
+
+/// A user created for one test with `useradd` (with a primary group of its own name) and deleted with
+/// `userdel`; commands run as the user through `setpriv`, with its supplementary groups.
+public final class SystemUser: Sendable {
+    public let name: String
+
+    /// Creates a user named `prefix` and a random suffix, member of `supplementaryGroups` besides its own group.
+    public init(prefix: String, supplementaryGroups: [SystemGroup] = []) throws {
+        name = prefix + String(UInt32.random(in: 0..<0xFFFF_FFFF), radix: 36)
+        var arguments = ["--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group"]
+        if !supplementaryGroups.isEmpty {
+            arguments += ["--groups", supplementaryGroups.map(\.name).joined(separator: ",")]
+        }
+        try Command.run("/usr/sbin/useradd", arguments + [name])
+    }
+
+    /// Runs `executable arguments…` as this user, its primary group and its supplementary groups.
+    public func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) throws
+        -> CLI.Outcome
+    {
+        try Command.run(
+            "/usr/bin/setpriv",
+            ["--reuid=\(name)", "--regid=\(name)", "--init-groups", "--", executable] + arguments,
+            check: false,
+            timeout: timeout
+        )
+    }
+
+    /// Sends each of `lines` to the socket at `socketPath` from a process running as this user, and returns
+    /// the answer line to each (or `closed`); exits 69 printing the errno when the connection is refused.
+    ///
+    /// The client is a few lines of Perl (`perl-base` is essential on Debian): the test needs a process of
+    /// another user, and `pwflags` has no commands for every control method.
+    public func send(_ lines: [String], to socketPath: String) throws -> CLI.Outcome {
+        let script = """
+            use IO::Socket::UNIX; $| = 1;
+            my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => shift @ARGV)
+                or do { print "connect errno ", $! + 0, "\\n"; exit 69 };
+            for my $line (@ARGV) { print $s "$line\\n"; my $answer = <$s>; print defined $answer ? $answer : "closed\\n"; }
+            """
+        return try run("/usr/bin/perl", ["-e", script, socketPath] + lines)
+    }
+
+    public func remove() {
+        _ = try? Command.run("/usr/sbin/userdel", [name])
+    }
+}

@@ -76,6 +76,25 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     // MARK: URLSessionDataDelegate
 
+    /// Decides on the headers alone whether the body is worth reading: not for a failed status (R11 needs only
+    /// the status) and not for a body announced over the limit, so that neither is ever read into memory.
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        if let http = response as? HTTPURLResponse, http.statusCode != 200 {
+            finish(.failure(.httpStatus(http.statusCode)))
+            completionHandler(.cancel)
+            return
+        }
+        if response.expectedContentLength > Int64(limit) {
+            finish(.failure(.unusable("reply over \(limit / (1024 * 1024)) MiB")))
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(.allow)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         if let status = (dataTask.response as? HTTPURLResponse)?.statusCode, status != 200 {
             // The status is all R11 needs from a failed reply; its body is not worth reading.

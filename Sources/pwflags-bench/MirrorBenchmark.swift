@@ -1,5 +1,6 @@
 import FeatureFlags
 import Foundation
+import TestSupport
 
 /// The client library's mirror `get`: what an app pays per flag read, on one thread and on two at once.
 enum MirrorBenchmark {

@@ -47,6 +47,12 @@ let package = Package(
             dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport"],
             swiftSettings: strict
         ),
+        // The soak of issue 8: ten minutes of steady load, flag changes and subscriber churn, then the checks.
+        .executableTarget(
+            name: "pwflags-soak",
+            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "TestSupport"],
+            swiftSettings: strict
+        ),
         // The seed's checkout example on Linux, run by an integration test.
         .executableTarget(
             name: "checkout-example",
@@ -68,7 +74,7 @@ let package = Package(
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example"],
+            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example", "pwflags-soak"],
             swiftSettings: strict
         ),
     ]

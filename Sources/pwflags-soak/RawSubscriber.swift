@@ -114,56 +114,80 @@ final class RawSubscriber: SoakSubscriber {
 
     private func run() {
         var random = SplitMix64(seed: seed)
-        guard let (client, subscription) = subscribe() else {
+        let client: LineClient
+        do {
+            client = try LineClient(path: socketPath)
+        } catch {
+            tally.fail(.subscriber, "\(name): cannot connect: \(error)")
             ready.signal()
             return
         }
-        var current = subscription
+        var requestID = 1
+        guard var current = subscribe(client, id: requestID) else {
+            ready.signal()
+            return
+        }
+        state.withLock { $0.isOpen = true }
         publish(current)
         ready.signal()
+        // Half of them unlisten and listen again on the same connection now and then.
+        let resubscribes = Bool.random(using: &random)
+        var resubscribeAt = Measure.now() + UInt64(Int.random(in: 2...20, using: &random)) * 1_000_000_000
         while !closing.load(ordering: .acquiring) {
             if slow {
                 let pause = Int.random(in: 200...2000, using: &random)
                 let until = Measure.now() + UInt64(pause) * 1_000_000
                 while Measure.now() < until, !closing.load(ordering: .acquiring) { usleep(20_000) }
             }
-            var open = true
-            readLoop: while true {
-                switch client.nextLine(waiting: slow ? 0 : 100) {
-                case .line(let text):
-                    handle(text, subscription: &current)
-                    if slow { continue readLoop }
-                case .timedOut:
-                    break
-                case .closed:
-                    open = false
-                }
-                break readLoop
-            }
-            guard open else {
+            guard readAvailable(client, subscription: &current) else {
                 tally.fail(.subscriber, "\(name): the daemon closed the connection")
                 return
             }
+            if resubscribes, Measure.now() >= resubscribeAt, !closing.load(ordering: .acquiring) {
+                requestID += 2
+                guard unlisten(client, subscription: &current, id: requestID),
+                    let renewed = subscribe(client, id: requestID + 1)
+                else { return }
+                current = renewed
+                publish(current)
+                tally.update { $0.resubscribed += 1 }
+                resubscribeAt = Measure.now() + UInt64(Int.random(in: 2...20, using: &random)) * 1_000_000_000
+            }
         }
         if Bool.random(using: &random) {
-            unlisten(client, subscription: &current)
+            requestID += 2
+            _ = unlisten(client, subscription: &current, id: requestID)
         }
     }
 
-    /// Connects and sends `listen`; nil (the failure counted) when no snapshot came.
-    private func subscribe() -> (LineClient, Subscription)? {
-        let client: LineClient
+    /// Reads and applies what has come: one line within 100 ms, or for a slow reader everything already there.
+    /// False when the daemon closed the connection.
+    private func readAvailable(_ client: LineClient, subscription: inout Subscription) -> Bool {
+        while true {
+            switch client.nextLine(waiting: slow ? 0 : 100) {
+            case .line(let text):
+                handle(text, subscription: &subscription)
+                if !slow { return true }
+            case .timedOut:
+                return true
+            case .closed:
+                return false
+            }
+        }
+    }
+
+    /// Sends `listen` as request `id`; nil (the failure counted) when no snapshot came.
+    private func subscribe(_ client: LineClient, id requestID: Int) -> Subscription? {
+        var request: [String: JSONValue] = ["jsonrpc": "2.0", "id": .number(Double(requestID)), "method": "listen"]
+        if let keys { request["params"] = ["keys": .array(keys.map(JSONValue.string))] }
         do {
-            client = try LineClient(path: socketPath)
-            var request: [String: JSONValue] = ["jsonrpc": "2.0", "id": 1, "method": "listen"]
-            if let keys { request["params"] = ["keys": .array(keys.map(JSONValue.string))] }
             try client.send(Array((JSONValue.object(request).serialized() + "\n").utf8))
         } catch {
             tally.fail(.subscriber, "\(name): cannot subscribe: \(error)")
             return nil
         }
         guard case .line(let text) = client.nextLine(waiting: 10_000),
-            let answer = try? JSONValue(parsing: text), answer["id"]?.integerValue == 1,
+            let answer = try? JSONValue(parsing: text), answer["id"]?.integerValue == requestID,
             let result = answer["result"], let id = result["subscription"]?.stringValue,
             let revision = result["revision"]?.integerValue, let flags = result["flags"]?.arrayValue
         else {
@@ -178,30 +202,42 @@ final class RawSubscriber: SoakSubscriber {
             }
             byKey[key] = flag
         }
-        state.withLock { $0.isOpen = true }
-        return (client, Subscription(id: id, revision: revision, flags: byKey))
+        return Subscription(id: id, revision: revision, flags: byKey)
     }
 
-    /// Sends `unlisten` and reads up to its answer, applying the notifications that come before it.
-    private func unlisten(_ client: LineClient, subscription: inout Subscription) {
-        let request = #"{"id":2,"method":"unlisten","params":{"subscription":"\#(subscription.id)"}}"#
+    /// Sends `unlisten` as request `id` and reads up to its answer, applying the notifications that come
+    /// before it; false (the failure counted) when no answer came.
+    private func unlisten(_ client: LineClient, subscription: inout Subscription, id requestID: Int) -> Bool {
+        let request = #"{"id":\#(requestID),"method":"unlisten","params":{"subscription":"\#(subscription.id)"}}"#
         do {
             try client.send(Array((request + "\n").utf8))
         } catch {
             tally.fail(.subscriber, "\(name): unlisten: \(error)")
-            return
+            return false
         }
         let deadline = Measure.now() + 10_000_000_000
         while Measure.now() < deadline {
-            guard case .line(let text) = client.nextLine(waiting: 1000) else { continue }
-            if let answer = try? JSONValue(parsing: text), answer["id"]?.integerValue == 2 {
-                if answer["result"] == nil { tally.fail(.subscriber, "\(name): unlisten: \(text)") }
+            switch client.nextLine(waiting: 1000) {
+            case .line(let text):
+                guard let answer = try? JSONValue(parsing: text), answer["id"]?.integerValue == requestID else {
+                    handle(text, subscription: &subscription)
+                    continue
+                }
+                guard answer["result"] != nil else {
+                    tally.fail(.subscriber, "\(name): unlisten: \(text)")
+                    return false
+                }
                 tally.update { $0.unlistened += 1 }
-                return
+                return true
+            case .timedOut:
+                continue
+            case .closed:
+                tally.fail(.subscriber, "\(name): the daemon closed the connection before answering unlisten")
+                return false
             }
-            handle(text, subscription: &subscription)
         }
         tally.fail(.subscriber, "\(name): no answer to unlisten")
+        return false
     }
 
     /// Applies one `flagsChanged`, checking its subscription, its revision and its keys.

@@ -165,7 +165,8 @@ final class Soak {
 
         report.add("subscribers", "raw opened", Double(counts.rawOpened), "")
         report.add("subscribers", "raw closed", Double(counts.rawClosed), "")
-        report.add("subscribers", "raw closed after unlisten", Double(counts.unlistened), "")
+        report.add("subscribers", "raw unlisten calls", Double(counts.unlistened), "")
+        report.add("subscribers", "raw listen again on the same connection", Double(counts.resubscribed), "")
         report.add("subscribers", "library mirrors opened", Double(counts.libraryOpened), "")
         report.add("subscribers", "library mirrors closed", Double(counts.libraryClosed), "")
         report.add("subscribers", "open at the end", Double(live), "")

@@ -25,6 +25,7 @@ final class Tally: Sendable {
         var rawOpened = 0
         var rawClosed = 0
         var unlistened = 0
+        var resubscribed = 0
         var libraryOpened = 0
         var libraryClosed = 0
         var failures: [Failure: Int] = [:]

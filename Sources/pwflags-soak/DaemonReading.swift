@@ -1,4 +1,5 @@
 import FlagsCore
+import Foundation
 import TestSupport
 
 #if canImport(Glibc)
@@ -14,6 +15,11 @@ struct DaemonReading {
     var descriptors: Int
     /// Connections the soak held to the daemon.
     var connections: Int
+    /// The connections and subscriptions the daemon's `status` reported; -1 when it did not.
+    var reportedConnections: Int
+    var subscriptions: Int
+    /// What each descriptor is (`socket:[…]`, `anon_inode:[eventfd]`, a path), to name a leak.
+    var targets: [String]
 
     /// Descriptors that are not the soak's connections: what must not grow.
     var ownDescriptors: Int { descriptors - connections }
@@ -22,14 +28,39 @@ struct DaemonReading {
     /// (a connection the soak just closed may not be closed at the daemon yet). Gives up after 5 s.
     static func take(of daemon: DaemonProcess, connections: Int, session: SocketSession) throws -> DaemonReading {
         let deadline = Measure.now() + 5_000_000_000
+        var subscriptions = -1
+        var reported = -1
         while true {
-            let reported = try session.result("status")?["connections"]?.integerValue
+            let status = try session.result("status")
+            subscriptions = status?["subscriptions"]?.integerValue ?? -1
+            reported = status?["connections"]?.integerValue ?? -1
             if reported == connections || Measure.now() > deadline { break }
             usleep(5_000)
         }
         let pid = daemon.process.processIdentifier
         let (rss, anon) = Measure.memory(of: pid)
         return DaemonReading(
-            rss: rss, anon: anon, descriptors: Measure.openDescriptors(of: pid) ?? -1, connections: connections)
+            rss: rss, anon: anon, descriptors: Measure.openDescriptors(of: pid) ?? -1, connections: connections,
+            reportedConnections: reported, subscriptions: subscriptions, targets: descriptorTargets(of: pid))
+    }
+
+    /// The targets of the links in `/proc/PID/fd`, sockets without their inode so that two readings compare.
+    static func descriptorTargets(of pid: Int32) -> [String] {
+        let directory = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { name -> String? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name)
+            else { return nil }
+            return target.hasPrefix("socket:") ? "socket" : target
+        }.sorted()
+    }
+
+    /// The descriptors of `self` that `earlier` did not have (sockets count apart from connections).
+    func extraTargets(since earlier: DaemonReading) -> [String] {
+        var remaining = targets
+        for target in earlier.targets {
+            if let index = remaining.firstIndex(of: target) { remaining.remove(at: index) }
+        }
+        return remaining
     }
 }

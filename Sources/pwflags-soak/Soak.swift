@@ -73,7 +73,12 @@ final class Soak {
         churn.closeAll()
         let alone = try DaemonReading.take(of: daemon, connections: 1, session: control)
         let wasRunning = daemon.isRunning
-        let exitStatus = daemon.stop()
+        if alone.ownDescriptors != start.ownDescriptors || alone.reportedConnections != 1 {
+            log(
+                "the daemon reports \(alone.reportedConnections) connections for the soak's 1; descriptors it has "
+                    + "now and had not after warm-up: \(alone.extraTargets(since: start))")
+        }
+        let exitStatus = stopDaemon(daemon)
 
         let counts = tally.current
         addFigures(
@@ -143,6 +148,9 @@ final class Soak {
         let leaked = end.ownDescriptors - start.ownDescriptors
         report.add(
             "descriptors", "fds beyond connections, end − start", Double(leaked), "", target: "= 0", met: leaked == 0)
+        report.add(
+            "descriptors", "daemon connections at end (status)", Double(end.reportedConnections), "",
+            target: "= \(end.connections)", met: end.reportedConnections == end.connections)
         report.add("descriptors", "open fds, every subscriber closed", Double(alone.descriptors), "")
         let leakedAlone = alone.ownDescriptors - start.ownDescriptors
         report.add(
@@ -170,6 +178,12 @@ final class Soak {
         report.add("subscribers", "library mirrors opened", Double(counts.libraryOpened), "")
         report.add("subscribers", "library mirrors closed", Double(counts.libraryClosed), "")
         report.add("subscribers", "open at the end", Double(live), "")
+        report.add(
+            "subscribers", "daemon subscriptions at end", Double(end.subscriptions), "", target: "= \(live)",
+            met: end.subscriptions == live)
+        report.add(
+            "subscribers", "daemon subscriptions, every subscriber closed", Double(alone.subscriptions), "",
+            target: "= 0", met: alone.subscriptions == 0)
         report.add("subscribers", "notifications applied", Double(counts.notifications), "")
         report.add(
             "subscribers", "subscriber errors", Double(failures[.subscriber] ?? 0), "", target: "= 0",
@@ -186,6 +200,27 @@ final class Soak {
         report.add(
             "mirror check", "mismatches", Double(failures[.mismatch] ?? 0), "", target: "= 0",
             met: failures[.mismatch] == nil)
+    }
+
+    /// SIGTERM, then the exit status within 10 s; when it does not come, the threads' stacks (with gdb, when
+    /// installed) go to stderr before SIGKILL.
+    private func stopDaemon(_ daemon: DaemonProcess) -> Int32? {
+        daemon.signal(SIGTERM)
+        if let status = daemon.waitForExit(timeout: .seconds(10)) { return status }
+        let pid = daemon.process.processIdentifier
+        log("pwflagsd (pid \(pid)) did not exit within 10 s of SIGTERM")
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") {
+            let gdb = Process()
+            gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+            gdb.arguments = ["-p", String(pid), "-batch", "-ex", "thread apply all bt"]
+            gdb.standardOutput = FileHandle.standardError
+            gdb.standardError = FileHandle.standardError
+            try? gdb.run()
+            gdb.waitUntilExit()
+        }
+        daemon.signal(SIGKILL)
+        _ = daemon.waitForExit(timeout: .seconds(5))
+        return nil
     }
 
     private static func describe(_ reading: DaemonReading) -> String {

@@ -11,7 +11,7 @@ struct DaemonReading {
     /// `VmRSS` and `RssAnon`, in KiB.
     var rss: Double
     var anon: Double
-    /// Entries of `/proc/PID/fd`.
+    /// Entries of `/proc/PID/fd`: the fewest of a few looks.
     var descriptors: Int
     /// Connections the soak held to the daemon.
     var connections: Int
@@ -39,9 +39,16 @@ struct DaemonReading {
         }
         let pid = daemon.process.processIdentifier
         let (rss, anon) = Measure.memory(of: pid)
+        // The fewest of ten looks 20 ms apart: a file re-read or an sd_notify holds a descriptor for a moment.
+        var targets = descriptorTargets(of: pid)
+        for _ in 0..<9 {
+            usleep(20_000)
+            let again = descriptorTargets(of: pid)
+            if again.count < targets.count { targets = again }
+        }
         return DaemonReading(
-            rss: rss, anon: anon, descriptors: Measure.openDescriptors(of: pid) ?? -1, connections: connections,
-            reportedConnections: reported, subscriptions: subscriptions, targets: descriptorTargets(of: pid))
+            rss: rss, anon: anon, descriptors: targets.count, connections: connections,
+            reportedConnections: reported, subscriptions: subscriptions, targets: targets)
     }
 
     /// The targets of the links in `/proc/PID/fd`, sockets without their inode so that two readings compare.

@@ -51,6 +51,7 @@ let package = Package(
         .executableTarget(
             name: "pwflags-soak",
             dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "TestSupport"],
+            exclude: ["README-soak.md"],
             swiftSettings: strict
         ),
         // The seed's checkout example on Linux, run by an integration test.
@@ -74,7 +75,10 @@ let package = Package(
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example", "pwflags-soak"],
+            dependencies: [
+                "TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example",
+                "pwflags-soak",
+            ],
             swiftSettings: strict
         ),
     ]

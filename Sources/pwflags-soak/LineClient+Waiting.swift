@@ -4,13 +4,6 @@ import TestSupport
     import Glibc
 #endif
 
-/// What waiting for a line gave.
-enum LineWait {
-    case line(String)
-    case timedOut
-    case closed
-}
-
 extension LineClient {
     /// The next line, waiting at most `milliseconds` for it (0: only what has already arrived).
     func nextLine(waiting milliseconds: Int32) -> LineWait {

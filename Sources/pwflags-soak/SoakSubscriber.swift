@@ -1,5 +1,3 @@
-import FlagsCore
-
 /// A subscriber the churn opens and closes: a raw `listen` connection or a `FeatureFlags` mirror.
 protocol SoakSubscriber: AnyObject, Sendable {
     /// A name for messages: its kind and number.
@@ -13,21 +11,4 @@ protocol SoakSubscriber: AnyObject, Sendable {
     /// Checks every state it went through against the history; returns the number of states checked and of
     /// states whose revision the history lacks.
     func verifyStates(against history: FlagHistory, tally: Tally) -> (checked: Int, unknown: Int)
-}
-
-/// `getAll` once the last change settled.
-struct FinalFlags {
-    var revision: Int
-    var flags: [JSONValue]
-    var byKey: [String: JSONValue]
-
-    init(revision: Int, flags: [JSONValue]) {
-        self.revision = revision
-        self.flags = flags
-        var byKey: [String: JSONValue] = [:]
-        for flag in flags {
-            if let key = flag["key"]?.stringValue { byKey[key] = flag }
-        }
-        self.byKey = byKey
-    }
 }

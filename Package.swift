@@ -47,6 +47,13 @@ let package = Package(
             dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport", "CLinux"],
             swiftSettings: strict
         ),
+        // The soak of issue 8: ten minutes of steady load, flag changes and subscriber churn, then the checks.
+        .executableTarget(
+            name: "pwflags-soak",
+            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "TestSupport"],
+            exclude: ["README-soak.md"],
+            swiftSettings: strict
+        ),
         // The seed's checkout example on Linux, run by an integration test.
         .executableTarget(
             name: "checkout-example",
@@ -69,7 +76,10 @@ let package = Package(
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example"],
+            dependencies: [
+                "TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example",
+                "pwflags-soak",
+            ],
             swiftSettings: strict
         ),
     ]

@@ -1,8 +1,8 @@
 import Foundation
 
 /// What the figures were measured on.
-enum Machine {
-    static func describe() -> [String: String] {
+public enum Machine {
+    public static func describe() -> [String: String] {
         var machine: [String: String] = [:]
         machine["cores"] = String(ProcessInfo.processInfo.activeProcessorCount)
         machine["memory"] = String(format: "%.0f GiB", Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824)

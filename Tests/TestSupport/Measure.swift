@@ -1,28 +1,28 @@
-import FlagsCore
+public import FlagsCore
 import Foundation
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Clocks, percentiles, memory readings and flag files for the benchmark.
-enum Measure {
+/// Clocks, percentiles, memory and descriptor readings and flag files for pwflags-bench and pwflags-soak.
+public enum Measure {
     /// Monotonic nanoseconds.
-    static func now() -> UInt64 {
+    public static func now() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
     /// CPU nanoseconds the calling thread has used.
-    static func threadCPU() -> UInt64 {
+    public static func threadCPU() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 
     /// The p-th percentile (0...100) of samples, which it sorts.
-    static func percentile(_ samples: inout [UInt64], _ p: Double) -> Double {
+    public static func percentile(_ samples: inout [UInt64], _ p: Double) -> Double {
         guard !samples.isEmpty else { return .nan }
         samples.sort()
         let index = min(samples.count - 1, Int((Double(samples.count - 1) * p / 100).rounded()))
@@ -30,7 +30,7 @@ enum Measure {
     }
 
     /// `VmRSS` and `RssAnon` of a process, in KiB.
-    static func memory(of pid: Int32) -> (rss: Double, anon: Double) {
+    public static func memory(of pid: Int32) -> (rss: Double, anon: Double) {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
             return (.nan, .nan)
         }
@@ -41,8 +41,13 @@ enum Measure {
         return (field("VmRSS"), field("RssAnon"))
     }
 
+    /// The number of open file descriptors of a process (the entries of `/proc/PID/fd`); nil when unreadable.
+    public static func openDescriptors(of pid: Int32) -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count
+    }
+
     /// `count` flags named `flag_0`…, each with a few properties of every type.
-    static func flags(_ count: Int, variant: Int = 0) -> [Flag] {
+    public static func flags(_ count: Int, variant: Int = 0) -> [Flag] {
         (0..<count).map { index in
             Flag(
                 key: "flag_\(index)",
@@ -57,7 +62,7 @@ enum Measure {
     }
 
     /// The local flags file text (the `getFeatureFlags` `response` shape).
-    static func flagsFile(_ flags: [Flag]) -> String {
+    public static func flagsFile(_ flags: [Flag]) -> String {
         let entries: [JSONValue] = flags.map {
             [
                 "key": .string($0.key), "enabled": .bool($0.isEnabled), "rule_id": .string($0.ruleId),
@@ -68,7 +73,7 @@ enum Measure {
     }
 
     /// Raises the open-file limit to its hard maximum: a thousand subscribers need a thousand descriptors.
-    static func raiseFileLimit() {
+    public static func raiseFileLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
         limit.rlim_cur = limit.rlim_max

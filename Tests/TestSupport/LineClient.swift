@@ -6,13 +6,13 @@ import UnixIO
 
 /// The benchmark's client: raw bytes out, whole lines in, nothing parsed, so that the daemon and the echo floor
 /// are measured with exactly the same client code.
-final class LineClient {
-    let fd: Int32
+public final class LineClient {
+    public let fd: Int32
     private var buffer = [UInt8](repeating: 0, count: 1 << 20)
     private var start = 0
     private var end = 0
 
-    init(path: String) throws {
+    public init(path: String) throws {
         fd = try UnixSocket.connect(to: path)
     }
 
@@ -20,13 +20,13 @@ final class LineClient {
         close(fd)
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         try UnixSocket.writeAll(fd, bytes)
     }
 
     /// Reads one line and returns its length (without the newline); nil at end of stream.
     @discardableResult
-    func readLine() -> Int? {
+    public func readLine() -> Int? {
         while true {
             if let newline = indexOfNewline() {
                 let length = newline - start
@@ -52,7 +52,7 @@ final class LineClient {
     }
 
     /// Reads one line and returns it as text (for the few answers the benchmark looks into).
-    func readText() -> String? {
+    public func readText() -> String? {
         while indexOfNewline() == nil {
             guard fill() else { return nil }
         }
@@ -63,10 +63,10 @@ final class LineClient {
     }
 
     /// True when a line is already buffered.
-    var hasBufferedLine: Bool { indexOfNewline() != nil }
+    public var hasBufferedLine: Bool { indexOfNewline() != nil }
 
     /// Reads what is available into the buffer; false at end of stream.
-    func fill() -> Bool {
+    public func fill() -> Bool {
         if end == buffer.count {
             if start > 0 {
                 buffer.replaceSubrange(0..<(end - start), with: buffer[start..<end])

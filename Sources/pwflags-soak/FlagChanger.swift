@@ -1,0 +1,121 @@
+import FlagsCore
+import FlagsProtocol
+import Foundation
+import Synchronization
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Rewrites the daemon's flags file once a second with random changes, and after each one asks `getAll` for
+/// the new revision: it must come, be exactly one more than the last, and hold what the file says.
+/// Each revision's flags go into the history the subscribers are checked against.
+final class FlagChanger: Sendable {
+    private let daemon: DaemonProcess
+    private let model: Mutex<FlagModel>
+    private let history: FlagHistory
+    private let tally: Tally
+    private let seed: UInt64
+    private let stopping = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// The last revision `getAll` showed.
+    private let revision = Atomic<Int>(0)
+
+    init(daemon: DaemonProcess, model: FlagModel, history: FlagHistory, tally: Tally, seed: UInt64) {
+        self.daemon = daemon
+        self.model = Mutex(model)
+        self.history = history
+        self.tally = tally
+        self.seed = seed
+    }
+
+    /// The keys a flag may have.
+    var universe: [String] {
+        model.withLock { $0.universe }
+    }
+
+    /// The last revision recorded.
+    var lastRevision: Int {
+        revision.load(ordering: .acquiring)
+    }
+
+    /// Records the daemon's first revision, then starts the thread.
+    func start() throws {
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        guard let result = try session.result("getAll"), let first = result["revision"]?.integerValue else {
+            throw SoakError("the first getAll failed")
+        }
+        history.record(revision: first, flags: result["flags"]?.arrayValue ?? [])
+        revision.store(first, ordering: .releasing)
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "soak-changer"
+        thread.start()
+    }
+
+    /// Stops after the change in progress has settled.
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        _ = finished.wait(timeout: .now() + .seconds(15))
+    }
+
+    private func run() {
+        var random = SplitMix64(seed: seed)
+        let session: SocketSession
+        do {
+            session = try SocketSession(socketPath: daemon.socketPath)
+        } catch {
+            tally.fail(.change, "cannot connect: \(error)")
+            return
+        }
+        let start = ContinuousClock.now
+        var round = 0
+        while !stopping.load(ordering: .acquiring) {
+            round += 1
+            let due = start + .seconds(round)
+            while ContinuousClock.now < due, !stopping.load(ordering: .acquiring) { usleep(10_000) }
+            guard !stopping.load(ordering: .acquiring) else { return }
+            let flags = model.withLock { model in
+                _ = model.change(random: &random)
+                return model.sorted
+            }
+            do {
+                try daemon.writeFlags(flags)
+                try settle(flags, session: session)
+            } catch {
+                tally.fail(.change, "round \(round): \(error)")
+                return
+            }
+        }
+    }
+
+    /// Waits for `getAll` to show the change: one revision more, with the file's flags.
+    private func settle(_ flags: [Flag], session: SocketSession) throws {
+        let previous = revision.load(ordering: .acquiring)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            guard let result = try session.result("getAll"), let current = result["revision"]?.integerValue else {
+                throw SoakError("getAll failed")
+            }
+            if current == previous {
+                usleep(2_000)
+                continue
+            }
+            let served = result["flags"]?.arrayValue ?? []
+            history.record(revision: current, flags: served)
+            revision.store(current, ordering: .releasing)
+            tally.update { $0.changes += 1 }
+            if current != previous + 1 {
+                tally.fail(.change, "revision went from \(previous) to \(current) after one change of the file")
+            }
+            if served != flags.map(\.wireValue) {
+                tally.fail(.change, "getAll at revision \(current) differs from the file")
+            }
+            return
+        }
+        tally.fail(.change, "no new revision 5 s after the file changed (still \(previous))")
+    }
+}

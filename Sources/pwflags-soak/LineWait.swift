@@ -1,0 +1,6 @@
+/// What waiting for a line gave.
+enum LineWait {
+    case line(String)
+    case timedOut
+    case closed
+}

@@ -51,7 +51,6 @@ let package = Package(
         .executableTarget(
             name: "pwflags-soak",
             dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "TestSupport"],
-            exclude: ["README-soak.md"],
             swiftSettings: strict
         ),
         // The seed's checkout example on Linux, run by an integration test.

@@ -13,6 +13,7 @@ import TestSupport
 /// next to it.
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--noop") { exit(0) }
+
 if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.contains(index + 1) {
     // The echo floor in a process of its own, as the daemon is: started by the benchmark itself.
     signal(SIGPIPE, SIG_IGN)

@@ -234,7 +234,12 @@ actor Refresher {
     /// Returns whether the answer came from the network.
     func refresh() async -> Result<Bool, PushwooshError> {
         if let problem = fetcher.problem { return .failure(.notSent(problem)) }
-        if fetcher.persists, !policy.manualRefreshSendsRequest(now: clock.now()) { return .success(false) }
+        guard fetcher.persists else {
+            // The local file is read for this caller, now: sharing a read that began before the caller's
+            // request could answer with what the file held before the caller changed it.
+            return await fetcher.fetch(userId: userId).map { _ in false }
+        }
+        if !policy.manualRefreshSendsRequest(now: clock.now()) { return .success(false) }
         switch await fetch(automatic: false) {
         case .fetched: return .success(fetcher.persists)
         case .failed(let error): return .failure(error)

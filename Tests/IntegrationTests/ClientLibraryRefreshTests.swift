@@ -84,6 +84,12 @@ import Testing
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
+        // The start's own request must be over first: a refresh during it would share it and its 503 (R10).
+        let status = try RawClient(socketPath: daemon.socketPath)
+        #expect(
+            try Eventually.wait {
+                try status.request(#"{"id":1,"method":"status"}"#)?["result"]?["lastError"]?["status"] == 503
+            })
         server.setDefaultReply(.flags([Self.checkout]), for: "getFeatureFlags")
         try await flags.refresh()
         #expect(flags.get("new_checkout")?.number(forProperty: "max_items", default: 3) == 5)

@@ -19,6 +19,9 @@ public final class LocalFlagSource: Service {
     private let store: FlagStore
     private let logger: Logger
     private let state = Mutex(State())
+    /// One read at a time, so that reads finish in the order they start: a read that began before an edit can
+    /// never land after a later read and put back what the file no longer holds.
+    private let reading = Mutex(())
 
     private struct State {
         var loadedAt: Date?
@@ -48,6 +51,10 @@ public final class LocalFlagSource: Service {
     /// Reads the file and serves what it holds; on failure keeps the last good flags and returns the reason.
     @discardableResult
     public func load() -> Result<Int, LocalFlagsError> {
+        reading.withLock { _ in loadNow() }
+    }
+
+    private func loadNow() -> Result<Int, LocalFlagsError> {
         guard let path else {
             let error = LocalFlagsError(reason: "no LocalFlagsFile is configured, so there are no flags to serve")
             state.withLock { $0.problem = error.reason }

@@ -23,6 +23,9 @@ struct Commands {
         case "refresh": return try refresh()
         case "impression": return try impression()
         case "reload": return try reload()
+        case "set-user-id": return try setUserId()
+        case "app-state": return try appState()
+        case "push-registered": return try pushRegistered()
         default: throw .usage("unknown command '\(command)'; see pwflags --help")
         }
     }
@@ -181,6 +184,32 @@ struct Commands {
             Output.line(outcome)
         }
         return outcome == "failed" || outcome == "noFlag" ? .failure : .success
+    }
+
+    private func setUserId() throws(CommandError) -> ExitCode {
+        let userId = try arguments([], ["user-id"])[0]
+        let result = try request(.setUserId(userId))
+        Output.line(invocation.json ? result.serialized() : Self.plain(result["userId"] ?? .null))
+        return .success
+    }
+
+    private func appState() throws(CommandError) -> ExitCode {
+        let text = try arguments([], ["state"])[0]
+        guard let state = Call.AppState(rawValue: text) else {
+            throw .usage("app-state takes foreground or background, not '\(text)'")
+        }
+        let result = try request(.setAppState(state))
+        let started = result["sessionStarted"]?.boolValue == true
+        Output.line(invocation.json ? result.serialized() : (started ? "a session started" : "no new session"))
+        return .success
+    }
+
+    private func pushRegistered() throws(CommandError) -> ExitCode {
+        _ = try arguments([], [])
+        let result = try request(.pushRegistered)
+        let started = result["refreshStarted"]?.boolValue == true
+        Output.line(invocation.json ? result.serialized() : (started ? "refresh started" : "no refresh"))
+        return .success
     }
 
     private func reload() throws(CommandError) -> ExitCode {

@@ -15,6 +15,9 @@ enum Help {
           status                               what the daemon is doing
           refresh                              fetch flags now (subject to RefreshThrottle)
           impression KEY                       log that the user reached the flag's code
+          set-user-id ID                       the user flags are for ("" = back to the default); R8d
+          app-state foreground|background      report the app's state (Lifecycle=client); R8a
+          push-registered                      the device registered for push; R8c
           reload                               make the daemon re-read its configuration (root only)
 
         Options:
@@ -82,6 +85,27 @@ enum Help {
 
             Tells Pushwoosh the user reached the code flag KEY controls (once per flag, rule and state per
             session). Prints the outcome: sent, duplicate, noFlag, failed or logged.
+            """
+        case "set-user-id":
+            """
+            Usage: pwflags set-user-id ID [--json]
+
+            Sets the user flags are fetched for; "" goes back to UserID= or the HWID. The previous user's flags
+            are discarded before the daemon answers (R8d), then new ones are fetched. Limited to ControlGroups.
+            """
+        case "app-state":
+            """
+            Usage: pwflags app-state foreground|background [--json]
+
+            Reports the app's state with Lifecycle=client: coming to the foreground for the first time, or after
+            SessionTimeout in the background, starts a session and a refresh (R8a). Limited to ControlGroups.
+            """
+        case "push-registered":
+            """
+            Usage: pwflags push-registered [--json]
+
+            Tells the daemon the device registered for push notifications; flags are fetched again when the
+            last request was sent before (R8c). Limited to ControlGroups.
             """
         case "reload":
             """

@@ -1,0 +1,47 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+/// The control methods from the shell: `pwflags set-user-id`, `app-state` and `push-registered`.
+@Suite struct CLIControlTests {
+    @Test("set-user-id sets the user the daemon reports, and \"\" goes back to the HWID")
+    func setUserId() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let set = try CLI.run(["--socket", daemon.socketPath, "set-user-id", "alice"])
+        #expect(set.status == 0)
+        #expect(set.stdout == "alice\n")
+        let status = try CLI.run(["--socket", daemon.socketPath, "--json", "status"])
+        #expect(try JSONValue(parsing: status.stdout)["userId"] == "alice")
+        let back = try CLI.run(["--socket", daemon.socketPath, "--json", "set-user-id", ""])
+        let hwid = try JSONValue(parsing: status.stdout)["hwid"]
+        #expect(try JSONValue(parsing: back.stdout)["userId"] == hwid)
+    }
+
+    @Test("app-state starts a session on the first foreground (Lifecycle=client); a bad state is a usage error")
+    func appState() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[FeatureFlags]\nLifecycle=client\n")
+        defer { daemon.cleanUp() }
+        let first = try CLI.run(["--socket", daemon.socketPath, "app-state", "foreground"])
+        #expect(first.status == 0)
+        #expect(first.stdout == "a session started\n")
+        let again = try CLI.run(["--socket", daemon.socketPath, "--json", "app-state", "foreground"])
+        #expect(try JSONValue(parsing: again.stdout) == ["sessionStarted": false])
+        let bad = try CLI.run(["--socket", daemon.socketPath, "app-state", "asleep"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("foreground or background"))
+    }
+
+    @Test("push-registered answers whether a refresh started (never with the local file)")
+    func pushRegistered() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let result = try CLI.run(["--socket", daemon.socketPath, "--json", "push-registered"])
+        #expect(result.status == 0)
+        #expect(try JSONValue(parsing: result.stdout) == ["refreshStarted": false])
+        for command in ["set-user-id", "app-state", "push-registered"] {
+            #expect(try CLI.run([command, "--help"]).status == 0)
+        }
+    }
+}

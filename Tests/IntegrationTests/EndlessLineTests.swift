@@ -50,7 +50,10 @@ import Testing
         #expect(response["error"]?["message"]?.stringValue?.contains("line too long") == true)
         #expect(client.isClosedByPeer())
         let after = try #require(ProcessStatus(pid: pid))
-        #expect(after.peakResidentKiB - before.residentKiB < 16_000, "before \(before), after \(after)")
+        // Memory bounds are for plain builds: a sanitizer's quarantine and shadow memory make the figure meaningless.
+        #expect(
+            Sanitizer.isActive || after.peakResidentKiB - before.residentKiB < 16_000,
+            "before \(before), after \(after)")
         #expect(try daemon.connect().call("get", ["key": "dark_mode"])?["result"]?["flag"]?["key"] == "dark_mode")
         print("endless line: the daemon took \(accepted) bytes before closing; before \(before), after \(after)")
     }

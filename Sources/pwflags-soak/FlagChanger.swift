@@ -17,8 +17,7 @@ final class FlagChanger: Sendable {
     private let history: FlagHistory
     private let tally: Tally
     private let seed: UInt64
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread()
     /// The last revision `getAll` showed.
     private let revision = Atomic<Int>(0)
 
@@ -48,18 +47,12 @@ final class FlagChanger: Sendable {
         }
         history.record(revision: first, flags: result["flags"]?.arrayValue ?? [])
         revision.store(first, ordering: .releasing)
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "soak-changer"
-        thread.start()
+        worker.start(name: "soak-changer") { [self] in run() }
     }
 
     /// Stops after the change in progress has settled.
     func stop() {
-        stopping.store(true, ordering: .releasing)
-        _ = finished.wait(timeout: .now() + .seconds(15))
+        worker.stop()
     }
 
     private func run() {
@@ -73,11 +66,11 @@ final class FlagChanger: Sendable {
         }
         let start = ContinuousClock.now
         var round = 0
-        while !stopping.load(ordering: .acquiring) {
+        while !worker.isStopping {
             round += 1
             let due = start + .seconds(round)
-            while ContinuousClock.now < due, !stopping.load(ordering: .acquiring) { usleep(10_000) }
-            guard !stopping.load(ordering: .acquiring) else { return }
+            while ContinuousClock.now < due, !worker.isStopping { usleep(10_000) }
+            guard !worker.isStopping else { return }
             let flags = model.withLock { model in
                 _ = model.change(random: &random)
                 return model.sorted

@@ -15,8 +15,7 @@ final class Getter: Sendable {
     private let universe: [String]
     private let tally: Tally
     private let seed: UInt64
-    private let stopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread()
 
     init(socketPath: String, rate: Int, universe: [String], tally: Tally, seed: UInt64) {
         self.socketPath = socketPath
@@ -27,18 +26,12 @@ final class Getter: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "soak-getter"
-        thread.start()
+        worker.start(name: "soak-getter") { [self] in run() }
     }
 
     /// Stops the thread, which closes its connection.
     func stop() {
-        stopping.store(true, ordering: .releasing)
-        _ = finished.wait(timeout: .now() + .seconds(15))
+        worker.stop()
     }
 
     private func run() {
@@ -55,7 +48,7 @@ final class Getter: Sendable {
         var id = 0
         var served = 0
         defer { tally.update { $0.requests += served } }
-        while !stopping.load(ordering: .acquiring) {
+        while !worker.isStopping {
             let now = Measure.now()
             if now < next {
                 usleep(UInt32((next - now) / 1000))

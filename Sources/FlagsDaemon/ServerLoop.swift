@@ -589,29 +589,17 @@ extension ServerLoop {
         }
         let subscription = "s\(nextSubscriptionID)"
         nextSubscriptionID += 1
-        connection.subscriptions.append((subscription, keys.map(Set.init)))
+        let wanted = keys.map(Set.init)
+        connection.subscriptions.append((subscription, wanted))
         subscriptionCount += 1
         guard let requestID else { return }
-        if let keys {
-            let wanted = Set(keys)
-            let flags = snapshot.flags.sorted.filter { wanted.contains($0.key) }
-            Message.writeResult(id: requestID, to: &connection.output) { output in
-                output.append(contentsOf: #"{"subscription":"#.utf8)
-                JSONValue.writeString(subscription, to: &output)
-                output.append(contentsOf: #","revision":"#.utf8)
-                JSONValue.writeNumber(Double(snapshot.revision), to: &output)
-                output.append(contentsOf: #","flags":"#.utf8)
-                Message.writeFlags(flags, to: &output)
-                output.append(UInt8(ascii: "}"))
-            }
-        } else {
-            writeListing(id: requestID, subscription: subscription, on: connection)
-        }
+        writeListing(id: requestID, subscription: subscription, keys: wanted, on: connection)
     }
 
-    /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`): the flags array is the snapshot's
-    /// shared encoding, queued by reference.
-    private func writeListing(id: JSONValue, subscription: String?, on connection: Connection) {
+    /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`). Every flag: the snapshot's shared
+    /// encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
+    private func writeListing(id: JSONValue, subscription: String?, keys: Set<String>? = nil, on connection: Connection)
+    {
         Message.writeResultPrefix(id: id, to: &connection.output)
         connection.output.append(UInt8(ascii: "{"))
         if let subscription {
@@ -622,7 +610,17 @@ extension ServerLoop {
         connection.output.append(contentsOf: #""revision":"#.utf8)
         JSONValue.writeNumber(Double(snapshot.revision), to: &connection.output)
         connection.output.append(contentsOf: #","flags":"#.utf8)
-        if snapshot.encodedList.count < 4096 {
+        if let keys {
+            connection.output.append(UInt8(ascii: "["))
+            var first = true
+            for key in keys.sorted() {
+                guard let encoded = snapshot.encoded[key] else { continue }
+                if !first { connection.output.append(UInt8(ascii: ",")) }
+                first = false
+                connection.output.append(contentsOf: encoded)
+            }
+            connection.output.append(UInt8(ascii: "]"))
+        } else if snapshot.encodedList.count < 4096 {
             connection.output.append(
                 contentsOf: UnsafeRawBufferPointer(start: snapshot.encodedList.base, count: snapshot.encodedList.count))
         } else {

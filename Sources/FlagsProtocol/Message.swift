@@ -33,28 +33,6 @@ public enum Message {
         error.jsonValue.write(to: &output)
         output.append(contentsOf: "}\n".utf8)
     }
-
-    /// Appends a notification line `{"jsonrpc":"2.0","method":M,"params":P}\n`.
-    public static func writeNotification(method: String, to output: inout [UInt8], writeParams: (inout [UInt8]) -> Void)
-    {
-        output.append(contentsOf: #"{"jsonrpc":"2.0","method":"#.utf8)
-        JSONValue.writeString(method, to: &output)
-        output.append(contentsOf: #","params":"#.utf8)
-        writeParams(&output)
-        output.append(contentsOf: "}\n".utf8)
-    }
-
-    /// Appends a JSON array of flag objects, in the given order.
-    public static func writeFlags(_ flags: some Sequence<Flag>, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "["))
-        var first = true
-        for flag in flags {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
-            flag.writeWire(to: &output)
-        }
-        output.append(UInt8(ascii: "]"))
-    }
 }
 
 /// A line the daemon sent, as a client reads it.

@@ -101,8 +101,9 @@ import Testing
         var output: [UInt8] = []
         Message.writeResult(id: 1, to: &output) { body in
             body.append(contentsOf: #"{"subscription":"s2","revision":7,"flags":"#.utf8)
-            Message.writeFlags([Self.flag], to: &body)
-            body.append(UInt8(ascii: "}"))
+            body.append(UInt8(ascii: "["))
+            body.append(contentsOf: Self.flag.wireBytes)
+            body.append(contentsOf: "]}".utf8)
         }
         expectOneLine(output)
         guard case .response(_, .success(let result))? = IncomingMessage(line: output.dropLast()) else {

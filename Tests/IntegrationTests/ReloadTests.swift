@@ -125,6 +125,57 @@ import Testing
         #expect(applications.allSatisfy { $0 == "BBBBB-22222" })
     }
 
+    @Test("Control calls that arrive while a reload swaps the source wait for the new one; reads do not wait")
+    func callsDuringSwapGoToNewSource() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(
+            server, featureFlags: ["DisableThrottle": "yes"], applicationCode: "AAAAA-11111")
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        let requestsBefore = server.requests.count
+        // The new source is a FIFO: the reload reads it while swapping, and waits there until the test writes.
+        let path = daemon.directory.file("flags.json")
+        #expect(mkfifo(path, 0o600) == 0)
+        try Self.edit(daemon, replacing: "ApplicationCode=AAAAA-11111", with: "ApplicationCode=")
+        try Self.edit(daemon, replacing: "[FeatureFlags]\n", with: "[FeatureFlags]\nLocalFlagsFile=\(path)\n")
+        let reloader = try RawClient(socketPath: daemon.socketPath)
+        try reloader.send(line: #"{"id":1,"method":"reload"}"#)
+        // Returns once the daemon opened the FIFO for reading: the swap is under way.
+        let writer = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(writer >= 0)
+        let refresher = try RawClient(socketPath: daemon.socketPath)
+        try refresher.send(line: #"{"id":2,"method":"refresh"}"#)
+        let control = try RawClient(socketPath: daemon.socketPath)
+        try control.send(line: #"{"id":3,"method":"setUserId","params":{"userId":"alice"}}"#)
+        // Reads are answered during the swap, from what is served now.
+        #expect(try session.result("status")?["source"] == "pushwoosh")
+        #expect(try session.get("new_checkout")?["key"] == "new_checkout")
+
+        // Later reads of the path find a regular file; the reload reads what the FIFO carries.
+        let flags: JSONValue = ["flags": [FakeReply.json(of: Fixtures.search)]]
+        try flags.serialized().write(toFile: path + ".new", atomically: false, encoding: .utf8)
+        #expect(rename(path + ".new", path) == 0)
+        let bytes = Array(flags.serialized().utf8)
+        #expect(bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == bytes.count)
+        close(writer)
+
+        #expect(reloader.readResponse()?["result"] == [:])
+        let refreshed = try #require(refresher.readResponse())
+        #expect(refreshed["result"]?["fromNetwork"] == false)
+        #expect(refreshed["result"]?["flags"]?.arrayValue?.map { $0["key"] } == ["search_v2"])
+        #expect(control.readResponse()?["result"]?["userId"] == "alice")
+        let status = try #require(try session.result("status"))
+        #expect(status["source"] == "file")
+        #expect(status["userId"] == "alice")
+        // Nothing went to Pushwoosh for the application the reload left.
+        #expect(server.requests.count == requestsBefore)
+    }
+
     @Test("A setUserId racing a reload that replaces the source sticks")
     func setUserIdDuringReloadSticks() async throws {
         let server = try FakePushwooshServer.start()

@@ -41,7 +41,7 @@ final class PushwooshFetcher: FlagFetcher {
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
-        guard !isRetired else { return .failure(.notSent("the flag source was replaced by a reload")) }
+        guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
         common.userId = userId
         let result = await client.getFeatureFlags(base: base.current, common: common)
@@ -51,7 +51,7 @@ final class PushwooshFetcher: FlagFetcher {
 
     func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
-        guard !isRetired else { return .failure(.notSent("the flag source was replaced by a reload")) }
+        guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
         common.userId = userId
         let offset = TimeZone.current.secondsFromGMT(for: date)

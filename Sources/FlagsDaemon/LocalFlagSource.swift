@@ -64,7 +64,7 @@ public final class LocalFlagSource: Service {
 
     private func loadNow() -> Result<Int, LocalFlagsError> {
         guard !state.withLock({ $0.retired }) else {
-            return .failure(LocalFlagsError(reason: "the flag source was replaced by a reload"))
+            return .failure(LocalFlagsError(reason: "the flag source was replaced or is stopping"))
         }
         guard let path else {
             let error = LocalFlagsError(reason: "no LocalFlagsFile is configured, so there are no flags to serve")

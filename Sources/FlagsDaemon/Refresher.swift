@@ -178,13 +178,14 @@ actor Refresher {
     }
 
     private func performFetch(automatic: Bool) async -> FetchResult {
-        guard !retired else { return .superseded }
+        guard !retired else { return .failed(Self.retiredError) }
         policy.requestStarted(now: clock.now())
         publish()
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
-        // A reply for the previous user (R8d), or one that arrives after a reload retired this refresher.
-        guard generation == self.generation, !retired else { return .superseded }
+        guard generation == self.generation else { return .superseded }
+        // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
+        guard !retired else { return .failed(Self.retiredError) }
         // Done in the same actor turn as the update: a trigger that comes after this answer sends its own
         // request instead of sharing one that is no longer in flight (R10, R12).
         inFlight = nil
@@ -323,6 +324,8 @@ actor Refresher {
         retired = true
         shutdown()
     }
+
+    private static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
 
     /// The current session number (impressions are once per session).
     var session: Int { policy.session }

@@ -74,7 +74,7 @@ public final class Daemon: Sendable {
             close(listenFD)
             throw StartError(description: "cannot start the socket server: \(error)")
         }
-        let status = SystemdStatus(store: store) { reloader.current.withLock { $0 } }
+        let status = SystemdStatus(store: store) { reloader.stacks.current }
         logger.notice(
             "pwflagsd \(PWFlagsVersion.current) serving",
             ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status.line()]
@@ -89,6 +89,7 @@ public final class Daemon: Sendable {
             for await number in signals {
                 if number == SIGHUP {
                     logger.notice("SIGHUP: reloading the configuration")
+                    // Waits behind a `reload` call that is running: the reloader applies one reload at a time.
                     _ = await reloader.reload()
                     continue
                 }

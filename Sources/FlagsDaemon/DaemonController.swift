@@ -13,7 +13,8 @@ public final class DaemonController: RequestHandler {
         self.reloader = reloader
     }
 
-    private var stack: SourceStack { reloader.current.withLock { $0 } }
+    /// The stack `status` reads, without waiting for a reload.
+    private var stack: SourceStack { reloader.stacks.current }
 
     public func statusFields() -> [String: JSONValue] {
         let stack = self.stack
@@ -44,10 +45,9 @@ public final class DaemonController: RequestHandler {
     }
 
     public func perform(_ call: Call, peer: PeerCredentials) async -> Result<JSONValue, RPCError> {
-        let stack = self.stack
         switch call {
         case .refresh:
-            switch await stack.refresher.refresh() {
+            switch await onActiveStack({ await $0.refresher.refresh() }) {
             case .success(let fromNetwork):
                 let snapshot = store.current
                 return .success([
@@ -59,15 +59,19 @@ public final class DaemonController: RequestHandler {
                 return .failure(.refreshFailed(status: error.status, reason: error.reason))
             }
         case .setUserId(let requested):
-            let userId = await stack.refresher.setUserId(requested)
+            let userId = await onActiveStack { await $0.refresher.setUserId(requested) }
             return .success(["userId": .string(userId)])
         case .setAppState(let appState):
-            let started = await stack.refresher.setAppState(foreground: appState == .foreground)
+            let started = await onActiveStack { await $0.refresher.setAppState(foreground: appState == .foreground) }
             return .success(["sessionStarted": .bool(started)])
         case .pushRegistered:
-            return .success(["refreshStarted": .bool(await stack.refresher.pushRegistered())])
+            return .success(["refreshStarted": .bool(await onActiveStack { await $0.refresher.pushRegistered() })])
         case .logImpression(let key):
-            switch await stack.impressions.logImpression(key: key) {
+            // An impression that was sent (or found a repeat) before a reload stays answered by the old stack.
+            let outcome = await onActiveStack(
+                { await $0.impressions.logImpression(key: key) },
+                again: { if case .failed = $0 { true } else { false } })
+            switch outcome {
             case .sent: return .success(["outcome": "sent"])
             case .duplicate: return .success(["outcome": "duplicate"])
             case .noFlag: return .success(["outcome": "noFlag"])
@@ -88,6 +92,25 @@ public final class DaemonController: RequestHandler {
             }
         case .get, .getAll, .isEnabled, .listen, .unlisten, .status:
             return .failure(.internalError("\(call.method) is answered by the socket server"))
+        }
+    }
+
+    /// Carries out a control call on the stack in effect, waiting while a reload swaps it.
+    ///
+    /// A call that reached a stack that a reload then retired is carried out again on the new stack (when
+    /// `again` says its outcome depends on it), so that every call is answered by the stack that serves after it:
+    /// a `setUserId` sticks, a `refresh` asks for the new source's flags. At shutdown there is no new stack.
+    private func onActiveStack<Outcome>(
+        _ operation: (SourceStack) async -> Outcome,
+        again: (Outcome) -> Bool = { _ in true }
+    ) async -> Outcome {
+        var stack = await reloader.stacks.active()
+        while true {
+            let outcome = await operation(stack)
+            guard stack.isRetired, again(outcome) else { return outcome }
+            let next = await reloader.stacks.active()
+            guard next !== stack else { return outcome }
+            stack = next
         }
     }
 }

@@ -1,6 +1,7 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
+import Synchronization
 
 /// Where flags come from: Pushwoosh, or the local file. The refresher treats both the same way.
 protocol FlagFetcher: Sendable {
@@ -21,6 +22,7 @@ final class PushwooshFetcher: FlagFetcher {
     private let client: PushwooshClient
     private let common: CommonFields
     private let base: BaseAddress?
+    private let retired = Mutex(false)
 
     init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?) {
         self.client = client
@@ -29,17 +31,27 @@ final class PushwooshFetcher: FlagFetcher {
         self.problem = problem
     }
 
+    /// A reload replaced the source, or the daemon stops: nothing is sent from now on, and a reply already on its
+    /// way moves no address.
+    func retire() {
+        retired.withLock { $0 = true }
+    }
+
+    private var isRetired: Bool { retired.withLock { $0 } }
+
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
+        guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
         common.userId = userId
         let result = await client.getFeatureFlags(base: base.current, common: common)
-        if case .success(let reply) = result, let moved = reply.baseURL { base.move(to: moved) }
+        if case .success(let reply) = result, let moved = reply.baseURL, !isRetired { base.move(to: moved) }
         return result.map { FeatureFlagsResponse(flags: $0.flags, partial: $0.partial) }
     }
 
     func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
+        guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
         common.userId = userId
         let offset = TimeZone.current.secondsFromGMT(for: date)

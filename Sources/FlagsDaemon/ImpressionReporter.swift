@@ -30,6 +30,8 @@ actor ImpressionReporter {
     private let logger: Logger
     private var ledger = ImpressionLedger()
     private var sending: [ImpressionLedger.Key: Task<Outcome, Never>] = [:]
+    /// Set when a reload replaced this reporter (or at shutdown): it sends nothing more.
+    private var retired = false
 
     /// Readable without waiting on the actor.
     nonisolated let counts = Mutex(Counts())
@@ -49,6 +51,12 @@ actor ImpressionReporter {
     /// Shutdown: sends in flight are cancelled, so that stopping never waits for a slow server.
     func shutdown() {
         for task in sending.values { task.cancel() }
+    }
+
+    /// A reload replaced this reporter, or the daemon stops: sends in flight are cancelled and none starts.
+    func retire() {
+        retired = true
+        shutdown()
     }
 
     func logImpression(key: String) async -> Outcome {
@@ -78,6 +86,8 @@ actor ImpressionReporter {
     }
 
     private func send(_ flag: Flag, userId: String) async -> Outcome {
+        // Status 0: never sent (R11); the caller sends it again through the stack that replaced this one.
+        guard !retired else { return .failed(status: 0) }
         guard let result = await fetcher.sendImpression(of: flag, userId: userId, date: Date()) else {
             logger.info(
                 "feature flag impression",

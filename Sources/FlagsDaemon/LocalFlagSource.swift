@@ -27,6 +27,8 @@ public final class LocalFlagSource: Service {
         var loadedAt: Date?
         var problem: String?
         var flags: [Flag] = []
+        /// Set when a reload replaced this source (or at shutdown): it no longer writes to the store.
+        var retired = false
     }
 
     /// The biggest file read, as for an upstream reply.
@@ -54,7 +56,16 @@ public final class LocalFlagSource: Service {
         reading.withLock { _ in loadNow() }
     }
 
+    /// Stops serving: later reads, the file watch's included, no longer touch the store. Waits for a read that
+    /// is running, so that none lands after this returns.
+    public func retire() {
+        reading.withLock { _ in state.withLock { $0.retired = true } }
+    }
+
     private func loadNow() -> Result<Int, LocalFlagsError> {
+        guard !state.withLock({ $0.retired }) else {
+            return .failure(LocalFlagsError(reason: "the flag source was replaced or is stopping"))
+        }
         guard let path else {
             let error = LocalFlagsError(reason: "no LocalFlagsFile is configured, so there are no flags to serve")
             state.withLock { $0.problem = error.reason }

@@ -35,6 +35,8 @@ actor Refresher {
     private var cacheError: (reason: String, at: Double)?
     private var wakeup: CheckedContinuation<Void, Never>?
     private var timer: Task<Void, Never>?
+    /// Set when a reload replaced this refresher (or at shutdown): it sends and writes nothing more.
+    private var retired = false
 
     /// The status fields, readable without waiting on the actor.
     nonisolated let status: Mutex<RefresherStatus>
@@ -120,6 +122,7 @@ actor Refresher {
     }
 
     private func tick() async {
+        guard !retired else { return }
         let now = clock.now()
         let due = policy.due(now: now)
         if due.sessionStarted {
@@ -175,11 +178,14 @@ actor Refresher {
     }
 
     private func performFetch(automatic: Bool) async -> FetchResult {
+        guard !retired else { return .failed(Self.retiredError) }
         policy.requestStarted(now: clock.now())
         publish()
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
+        // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
+        guard !retired else { return .failed(Self.retiredError) }
         // Done in the same actor turn as the update: a trigger that comes after this answer sends its own
         // request instead of sharing one that is no longer in flight (R10, R12).
         inFlight = nil
@@ -249,6 +255,8 @@ actor Refresher {
 
     /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns.
     func setUserId(_ requested: String) -> String {
+        // The caller carries it out again on the stack that replaced this one.
+        guard !retired else { return userId }
         let newUserId = requested.isEmpty ? defaultUserId : requested
         do {
             if requested.isEmpty {
@@ -309,6 +317,15 @@ actor Refresher {
         inFlight?.task.cancel()
         wake()
     }
+
+    /// A reload replaced this refresher, or the daemon stops: cancels what is in flight, and from now on nothing
+    /// is sent and nothing is written (store, disk cache, user id), not even for a reply already on its way.
+    func retire() {
+        retired = true
+        shutdown()
+    }
+
+    private static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
 
     /// The current session number (impressions are once per session).
     var session: Int { policy.session }

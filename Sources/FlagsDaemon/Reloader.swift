@@ -1,8 +1,10 @@
 import FlagsCore
-import Synchronization
 
-/// Owns the current source stack and applies configuration reloads (SIGHUP and the `reload` method), one at
-/// a time.
+/// Owns the current source stack and applies configuration reloads (SIGHUP and the `reload` method).
+///
+/// Reloads run one at a time through a `ReloadQueue`. A reload that changes where flags come from or for whom
+/// swaps the stack atomically: control calls wait at the `StackGate`, the old stack is retired (it sends and
+/// writes nothing more), and the new one serves what a restart would serve before any call reaches it.
 actor Reloader {
     /// Re-reads the configuration files and the command line as at startup.
     typealias Load = @Sendable () -> Result<Configuration, ConfigurationErrors>
@@ -12,13 +14,16 @@ actor Reloader {
     private let store: FlagStore
     private let stateDirectory: StateDirectory
     private let logger: Logger
+    private let queue = ReloadQueue<Result<Void, ConfigurationErrors>>()
     private var runner: Task<Void, Never>?
     private var server: SocketServer?
+    /// Set at shutdown: a reload still queued then changes nothing.
+    private var stopped = false
     /// The configuration in effect; the stack keeps the one it was built with (its source keys are the same).
     private(set) var configuration: Configuration
 
-    /// The stack requests go to; swapped by a reload, read without waiting on the actor.
-    nonisolated let current: Mutex<SourceStack>
+    /// The stack requests go to; swapped by a reload.
+    nonisolated let stacks: StackGate
 
     /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.
     init(
@@ -29,7 +34,7 @@ actor Reloader {
         stateDirectory: StateDirectory,
         logger: Logger
     ) {
-        self.current = Mutex(
+        self.stacks = StackGate(
             SourceStack(
                 configuration: configuration, environment: environment, store: store,
                 stateDirectory: stateDirectory, logger: logger))
@@ -43,30 +48,48 @@ actor Reloader {
 
     /// Serves the local file or the disk cache of the first stack, before the socket opens.
     func prepare() async {
-        await current.withLock { $0 }.start()
+        await stacks.current.start()
     }
 
     /// Starts the first stack's timers.
     func start(server: SocketServer) async {
         self.server = server
-        let stack = current.withLock { $0 }
+        let stack = stacks.current
         // An unstructured task because a reload replaces it; `stop()` cancels and awaits it.
         runner = Task { await stack.run() }
     }
 
-    /// Stops the current stack at shutdown.
+    /// Stops the current stack at shutdown, after a reload that is running.
     func stop() async {
-        let stack = current.withLock { $0 }
-        await stack.shutdown()
+        stopped = true
+        // Queued behind a running reload, this finds `stopped` set and does nothing: once it returns, no reload
+        // runs and none will.
+        _ = await queue.run { await self.apply() }
+        await stacks.current.retire()
         runner?.cancel()
         await runner?.value
         runner = nil
     }
 
     /// Re-reads the configuration and applies it; a broken one changes nothing and returns every problem.
+    ///
+    /// Waits for a reload that is running; callers that arrive together share one reload, which reads the files
+    /// after all of them asked.
     func reload() async -> Result<Void, ConfigurationErrors> {
+        await queue.run { await self.apply() }
+    }
+
+    /// One reload; only ever run by the queue, so never two at once.
+    private func apply() async -> Result<Void, ConfigurationErrors> {
+        guard !stopped else {
+            return .failure(
+                ConfigurationErrors([
+                    ConfigurationProblem(
+                        file: "pwflagsd", line: 0, message: "stopping: the configuration was not reloaded")
+                ]))
+        }
         Systemd.notifyReloading()
-        defer { Systemd.notifyReady(status: current.withLock { $0 }.statusLine(store: store)) }
+        defer { Systemd.notifyReady(status: stacks.current.statusLine(store: store)) }
         let new: Configuration
         switch load() {
         case .success(let loaded): new = loaded
@@ -89,37 +112,42 @@ actor Reloader {
         if Self.sourceChanged(old, new) {
             await replaceStack(with: new)
         } else {
-            await current.withLock { $0 }.refresher.update(configuration: new)
+            // Same source, same session: timers and the request timeout change in place (R18 keeps its ledger).
+            await stacks.current.update(configuration: new)
         }
         configuration = new
         logger.notice("configuration reloaded", ["PWFLAGS_EVENT": "reloaded"])
         return .success(())
     }
 
-    /// Builds a stack for the new source; flags of another application or user are discarded first (R7).
+    /// Retires the stack and builds the one for `configuration`, while control calls wait.
+    ///
+    /// The new stack serves exactly what it would after a restart (the local file, or the disk cache valid for
+    /// its application and user, or nothing), in one replacement of the store, so listeners hear only what differs.
     private func replaceStack(with configuration: Configuration) async {
-        let old = current.withLock { $0 }
-        let oldIdentity = old.identity
-        await old.shutdown()
+        stacks.close()
+        let old = stacks.current
+        await old.retire()
         runner?.cancel()
         await runner?.value
+        // Built after the old stack is retired: it reads the user id the old one can no longer change.
         let stack = SourceStack(
             configuration: configuration, environment: environment, store: store,
             stateDirectory: stateDirectory, logger: logger)
-        if stack.identity != oldIdentity {
-            logger.notice("the flag source changed; flags of the previous one are discarded (R7)")
-            store.replace(with: FlagSet())
+        if stack.identity != old.identity {
+            logger.notice("the flag source changed; flags of the previous one are no longer served (R7)")
         }
         await stack.start()
-        current.withLock { $0 = stack }
+        stacks.open(with: stack)
         runner = Task { await stack.run() }
     }
 
     /// True when flags come from somewhere else or for someone else after the reload.
+    ///
+    /// `RequestTimeout` is not among them: it changes in place, without a new session or request.
     static func sourceChanged(_ old: Configuration, _ new: Configuration) -> Bool {
         old.applicationCode != new.applicationCode || old.serverURL != new.serverURL
             || old.apiTokenFile != new.apiTokenFile || old.hwid != new.hwid || old.userID != new.userID
-            || old.deviceType != new.deviceType || old.requestTimeout != new.requestTimeout
-            || old.localFlagsFile != new.localFlagsFile
+            || old.deviceType != new.deviceType || old.localFlagsFile != new.localFlagsFile
     }
 }

@@ -1,18 +1,26 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
+import Synchronization
 
 /// Everything that depends on where flags come from: the local file or Pushwoosh, the refresher, impressions.
 ///
 /// A reload that changes the source (application code, server, token, HWID, user, file) builds a new stack
 /// and retires the old one; the flag store and the socket server stay, so clients never notice.
 final class SourceStack: Sendable {
+    /// The configuration the stack was built with; a reload that keeps the source changes only its timers and
+    /// request timeout (`update(configuration:)`), never what this holds about the source.
     let configuration: Configuration
     let hwid: String
     let local: LocalFlagSource?
     let refresher: Refresher
     let impressions: ImpressionReporter
+    /// Nil for the local file.
+    private let client: PushwooshClient?
+    private let pushwoosh: PushwooshFetcher?
+    private let store: FlagStore
     private let logger: Logger
+    private let retired = Mutex(false)
 
     init(
         configuration: Configuration,
@@ -22,6 +30,7 @@ final class SourceStack: Sendable {
         logger: Logger
     ) {
         self.configuration = configuration
+        self.store = store
         self.logger = logger
         let hwid = Self.resolveHWID(configuration, stateDirectory: stateDirectory, logger: logger)
         self.hwid = hwid
@@ -32,9 +41,16 @@ final class SourceStack: Sendable {
         let fetcher: any FlagFetcher
         if let local {
             fetcher = LocalFileFetcher(source: local)
+            self.client = nil
+            self.pushwoosh = nil
         } else {
-            fetcher = Self.makePushwooshFetcher(
-                configuration, environment: environment, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
+            let token = Self.readAPIToken(configuration, environment: environment, logger: logger)
+            let client = PushwooshClient(apiToken: token, requestTimeout: configuration.requestTimeout)
+            self.client = client
+            let pushwoosh = Self.makePushwooshFetcher(
+                configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
+            self.pushwoosh = pushwoosh
+            fetcher = pushwoosh
         }
         let refresher = Refresher(
             fetcher: fetcher,
@@ -56,10 +72,17 @@ final class SourceStack: Sendable {
         return local != nil ? "file" : "pushwoosh \(configuration.applicationCode) \(user)"
     }
 
-    /// Serves what can be served without the network: the local file, or the disk cache.
+    /// Serves what can be served without the network: the local file, or the disk cache valid for this source,
+    /// or nothing, replacing whatever a previous stack served (a reload serves what a restart would).
     func start() async {
-        local?.load()
+        if let local, case .failure = local.load() {
+            store.replace(with: FlagSet())
+        }
         await refresher.start()
+        if local == nil, refresher.status.withLock({ $0.fetchedAt }) == nil {
+            // No usable disk cache (or R16: no requests at all): nothing is served until a fetch succeeds.
+            store.replace(with: FlagSet())
+        }
     }
 
     /// Runs the timers and the file watch until cancelled.
@@ -72,11 +95,25 @@ final class SourceStack: Sendable {
         }
     }
 
-    /// Cancels what is in flight, so that stopping never waits for a slow server.
-    func shutdown() async {
-        await refresher.shutdown()
-        await impressions.shutdown()
+    /// A reload that keeps the source: new timers and request timeout, the same session and impression ledger.
+    func update(configuration: Configuration) async {
+        client?.update(requestTimeout: configuration.requestTimeout)
+        await refresher.update(configuration: configuration)
     }
+
+    /// Retires the stack (a reload replaced it, or the daemon stops): what is in flight is cancelled, so that
+    /// stopping never waits for a slow server, and from now on it sends nothing and writes nothing, not even
+    /// for a reply that was already on its way.
+    func retire() async {
+        retired.withLock { $0 = true }
+        pushwoosh?.retire()
+        local?.retire()
+        await refresher.retire()
+        await impressions.retire()
+    }
+
+    /// True once `retire()` began: a call that was carried out here must be carried out again on the new stack.
+    var isRetired: Bool { retired.withLock { $0 } }
 
     /// The line `systemctl status` shows.
     func statusLine(store: FlagStore) -> String {
@@ -126,7 +163,7 @@ final class SourceStack: Sendable {
     /// Pushwoosh at the configured or default address; a rejected address makes a fetcher that never sends (R16).
     static func makePushwooshFetcher(
         _ configuration: Configuration,
-        environment: [String: String],
+        client: PushwooshClient,
         hwid: String,
         stateDirectory: StateDirectory,
         logger: Logger
@@ -138,8 +175,6 @@ final class SourceStack: Sendable {
             version: PWFlagsVersion.current,
             deviceType: configuration.deviceType
         )
-        let token = readAPIToken(configuration, environment: environment, logger: logger)
-        let client = PushwooshClient(apiToken: token, requestTimeout: configuration.requestTimeout)
         switch PushwooshEndpoint.base(
             serverURL: configuration.serverURL, applicationCode: configuration.applicationCode)
         {

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -8,11 +9,12 @@ public import Foundation
 ///
 /// Every result is a `Result` rather than a throw, because every failure has an R11 status the daemon reports.
 public final class PushwooshClient: Sendable {
-    /// The bound on the whole exchange, from connect to the last byte (`RequestTimeout`).
-    public let requestTimeout: Duration
+    /// The bound on the whole exchange, from connect to the last byte (`RequestTimeout`); a reload may change it.
+    public var requestTimeout: Duration { timeout.withLock { $0 } }
     /// The largest reply body accepted.
     public let maximumReplyBytes: Int
     private let apiToken: String?
+    private let timeout: Mutex<Duration>
 
     /// A client sending `Authorization: Token {apiToken}` when a token is given.
     public init(
@@ -20,8 +22,13 @@ public final class PushwooshClient: Sendable {
         maximumReplyBytes: Int = PushwooshEnvelope.maximumBodyBytes
     ) {
         self.apiToken = apiToken
-        self.requestTimeout = requestTimeout
+        self.timeout = Mutex(requestTimeout)
         self.maximumReplyBytes = maximumReplyBytes
+    }
+
+    /// Applies a new `RequestTimeout` to the exchanges that start from now on.
+    public func update(requestTimeout: Duration) {
+        timeout.withLock { $0 = requestTimeout }
     }
 
     /// Asks for this device's flags.
@@ -45,12 +52,13 @@ public final class PushwooshClient: Sendable {
 
     /// Performs `request` and returns the body of an HTTP 200 reply.
     public func send(_ request: PushwooshRequest) async -> Result<[UInt8], PushwooshError> {
+        // Read once: an exchange keeps the timeout it started with.
+        let timeout = requestTimeout
         let exchange = HTTPExchange(limit: maximumReplyBytes)
-        let session = URLSession(configuration: configuration(), delegate: exchange, delegateQueue: nil)
+        let session = URLSession(configuration: configuration(timeout: timeout), delegate: exchange, delegateQueue: nil)
         // The session holds its delegate strongly until invalidated.
         defer { session.invalidateAndCancel() }
-        let urlRequest = request.urlRequest(timeout: requestTimeout)
-        let timeout = requestTimeout
+        let urlRequest = request.urlRequest(timeout: timeout)
         // URLSession's own timeouts reset on every byte; racing a sleep bounds the whole exchange.
         let outcome = await withTaskGroup(of: ExchangeOutcome.self) { group in
             group.addTask { await exchange.run(session: session, request: urlRequest) }
@@ -73,14 +81,14 @@ public final class PushwooshClient: Sendable {
         }
     }
 
-    private func configuration() -> URLSessionConfiguration {
+    private func configuration(timeout: Duration) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        configuration.timeoutIntervalForRequest = requestTimeout.foundationBackstop
-        configuration.timeoutIntervalForResource = requestTimeout.foundationBackstop
+        configuration.timeoutIntervalForRequest = timeout.foundationBackstop
+        configuration.timeoutIntervalForResource = timeout.foundationBackstop
         return configuration
     }
 }

@@ -133,6 +133,21 @@ struct PushwooshClientTests {
         #expect(elapsed < .seconds(2))
     }
 
+    @Test func anUpdatedTimeoutBoundsTheNextExchange() async throws {
+        let server = try FakePushwooshServer.start()
+        defer { server.stop() }
+        server.setDefaultReply(.hang)
+        // A reload changes RequestTimeout on the client in use, without a new client.
+        let client = PushwooshClient(apiToken: nil, requestTimeout: .seconds(30))
+        client.update(requestTimeout: .milliseconds(300))
+        #expect(client.requestTimeout == .milliseconds(300))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = failure(await client.getFeatureFlags(base: server.baseURL, common: common))
+        #expect(error?.status == 0)
+        #expect(clock.now - start < .seconds(5))
+    }
+
     @Test func timeoutBoundsTheWholeExchangeNotIdleTime() async throws {
         // A byte every 50 ms never lets an idle timer fire, yet the whole reply would take 10 s.
         let clock = ContinuousClock()

@@ -1,0 +1,98 @@
+import FlagsCore
+import Foundation
+import PushwooshAPI
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import FlagsDaemon
+
+/// A source that a reload retired sends nothing and writes nothing, not even for a reply already on its way.
+@Suite struct RetiredSourceTests {
+    static let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
+
+    /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
+    final class HeldFetcher: FlagFetcher {
+        let persists = true
+        let problem: String? = nil
+        let fetches = Mutex(0)
+        let impressions = Mutex(0)
+        let release: AsyncStream<Void>
+        let releaser: AsyncStream<Void>.Continuation
+
+        init() {
+            (release, releaser) = AsyncStream<Void>.makeStream()
+        }
+
+        func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
+            fetches.withLock { $0 += 1 }
+            // Cancellation ends the wait too: the reply then arrives just after the request was cancelled.
+            for await _ in release { break }
+            return .success(FeatureFlagsResponse(flags: [RetiredSourceTests.flag]))
+        }
+
+        func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
+            impressions.withLock { $0 += 1 }
+            return .success(())
+        }
+    }
+
+    static func refresher(_ fetcher: HeldFetcher, store: FlagStore, state: StateDirectory) -> Refresher {
+        var configuration = Configuration()
+        configuration.applicationCode = "ABCDE-12345"
+        return Refresher(
+            fetcher: fetcher, store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
+            logger: Logger(level: .err))
+    }
+
+    @Test("A reply that arrives after the refresher was retired reaches neither the store nor the disk cache")
+    func replyInFlightIsDropped() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let state = StateDirectory(path: directory.path)
+        let store = FlagStore()
+        let fetcher = HeldFetcher()
+        let refresher = Self.refresher(fetcher, store: store, state: state)
+        await refresher.start()
+        async let answer = refresher.refresh()
+        while fetcher.fetches.withLock({ $0 }) < 1 { await Task.yield() }
+        await refresher.retire()
+        fetcher.releaser.yield()
+        let result = await answer
+        #expect(throws: PushwooshError.self) { try result.get() }
+        #expect(store.current.flags.count == 0)
+        #expect(state.read(FlagCache.file) == nil)
+
+        // Nothing more is sent, and the user id is not written.
+        let again = await refresher.refresh()
+        #expect(throws: PushwooshError.self) { try again.get() }
+        #expect(fetcher.fetches.withLock { $0 } == 1)
+        #expect(await refresher.setUserId("bob") == "hwid-1")
+        #expect(state.read(Refresher.userIdFile) == nil)
+    }
+
+    @Test("A retired impression reporter sends nothing and says so with status 0")
+    func retiredReporterSendsNothing() async throws {
+        let store = FlagStore()
+        store.replace(with: FlagSet([Self.flag]))
+        let fetcher = HeldFetcher()
+        let reporter = ImpressionReporter(fetcher: fetcher, store: store, logger: Logger(level: .err)) {
+            (session: 1, userId: "hwid-1")
+        }
+        await reporter.retire()
+        #expect(await reporter.logImpression(key: "a") == .failed(status: 0))
+        #expect(fetcher.impressions.withLock { $0 } == 0)
+    }
+
+    @Test("A retired local file source no longer changes the served flags")
+    func retiredLocalSourceWritesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)
+        let store = FlagStore()
+        let source = LocalFlagSource(path: directory.file("flags.json"), store: store, logger: Logger(level: .err))
+        source.retire()
+        #expect(throws: LocalFlagsError.self) { try source.load().get() }
+        #expect(store.current.flags.count == 0)
+    }
+}

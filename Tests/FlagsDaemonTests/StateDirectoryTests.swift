@@ -37,4 +37,43 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["user-id"])
         #expect(state.read("user-id") == Array("alice".utf8))
     }
+
+    @Test("A symlink planted at the temporary file's name is not followed: its target stays untouched")
+    func plantedSymlinkIsNotFollowed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let state = StateDirectory(path: directory.path)
+        let victim = directory.file("victim")
+        try "precious".write(toFile: victim, atomically: false, encoding: .utf8)
+        let dangling = directory.file("created-through-the-link")
+        // The name the first write would use, and the name a second writer of the same file would use.
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file(".user-id.tmp.\(getpid())"), withDestinationPath: victim)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file(".cache.tmp.\(getpid())"), withDestinationPath: dangling)
+
+        try state.writeAtomically("user-id", Array("alice".utf8))
+        try state.writeAtomically("cache", Array("flags".utf8))
+
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        #expect(!FileManager.default.fileExists(atPath: dangling))
+        #expect(state.read("user-id") == Array("alice".utf8))
+        #expect(state.read("cache") == Array("flags".utf8))
+        // The written files are regular files, not the planted links renamed into place.
+        for name in ["user-id", "cache"] {
+            let type =
+                try FileManager.default.attributesOfItem(atPath: directory.file(name))[.type] as? FileAttributeType
+            #expect(type == .typeRegular)
+        }
+    }
+
+    @Test("A temporary file left with this process's id does not block the next write")
+    func leftoverTemporaryWithOwnPidDoesNotBlock() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let state = StateDirectory(path: directory.path)
+        #expect(FileManager.default.createFile(atPath: directory.file(".user-id.tmp.\(getpid())"), contents: Data()))
+        try state.writeAtomically("user-id", Array("bob".utf8))
+        #expect(state.read("user-id") == Array("bob".utf8))
+    }
 }

@@ -15,13 +15,9 @@ import Synchronization
 final class ManagerNotifier: Sendable {
     /// The socket address, as `sockaddr_un` bytes and their length; nil when `$NOTIFY_SOCKET` is unset or unusable.
     private let address: (bytes: [UInt8], length: socklen_t)?
-    private let backlog = Mutex(Backlog())
+    /// Messages the manager has not taken yet, oldest first.
+    private let backlog = Mutex([Message]())
     private let worker = DispatchQueue(label: "pwflagsd.sd-notify")
-
-    private struct Backlog {
-        var messages: [Message] = []
-        var dropped = 0
-    }
 
     private struct Message {
         var bytes: [UInt8]
@@ -42,29 +38,28 @@ final class ManagerNotifier: Sendable {
         let changesState = ["READY=1", "RELOADING=1", "STOPPING=1"].contains { state.contains($0) }
         let message = Message(bytes: Array(state.utf8), changesState: changesState)
         let startWorker = backlog.withLock { backlog -> Bool in
-            if backlog.messages.isEmpty {
+            if backlog.isEmpty {
                 switch deliver(message.bytes, blocking: false) {
                 case .sent, .failed: return false
                 case .full: break
                 }
-            } else if !changesState, backlog.messages.count >= Self.backlogLimit {
-                backlog.dropped += 1
+            } else if !changesState, backlog.count >= Self.backlogLimit {
                 return false
             }
-            backlog.messages.append(message)
-            return backlog.messages.count == 1
+            backlog.append(message)
+            return backlog.count == 1
         }
         if startWorker { worker.async { self.drain() } }
     }
 
     /// Delivers the backlog in order with blocking sends, on the worker, until it is empty.
     private func drain() {
-        while let next = backlog.withLock({ $0.messages.first }) {
+        while let next = backlog.withLock({ $0.first }) {
             _ = deliver(next.bytes, blocking: true)
             // Removed only after it went out, so that `send` keeps queueing behind it meanwhile.
             let empty = backlog.withLock { backlog in
-                backlog.messages.removeFirst()
-                return backlog.messages.isEmpty
+                backlog.removeFirst()
+                return backlog.isEmpty
             }
             if empty { return }
         }

@@ -17,12 +17,14 @@ import Testing
         // pid_max is at most 4194304 on Linux: no process has these ids.
         let deadA = ".flags-cache.json.tmp.2147483000"
         let deadB = ".user-id.tmp.2147483001"
+        // The name a write takes when the first one is taken.
+        let deadC = ".user-id.2.tmp.2147483002"
         let live = ".flags-cache.json.tmp.\(getpid())"
         let kept = ["flags-cache.json", "user-id", live, ".hidden", ".x.tmp.notapid"]
-        for name in kept + [deadA, deadB] {
+        for name in kept + [deadA, deadB, deadC] {
             #expect(FileManager.default.createFile(atPath: directory.file(name), contents: Data("x".utf8)))
         }
-        #expect(state.removeStaleTemporaries() == [deadA, deadB])
+        #expect(state.removeStaleTemporaries() == [deadA, deadB, deadC].sorted())
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(left == kept.sorted())
         #expect(state.removeStaleTemporaries().isEmpty)

@@ -12,8 +12,9 @@
 # 3. A container boots the host's own systemd over a throw-away overlay of `/` (the host's root file system,
 #    read-only, under a tmpfs), with /opt/swift hidden and no network. The README's install steps run inside
 #    it, then: a pwflags member reads a flag through the activated socket, the service is active and shows its
-#    STATUS, reload (best effort until the daemon implements it), Restart=on-failure, an outsider is refused,
-#    the instanced pair serves its own configuration.
+#    STATUS, no core file can be written, reload (best effort until the daemon implements it),
+#    Restart=on-failure, an outsider is refused, the instanced pair serves its own configuration on its own
+#    socket and outlives pwflagsd.socket.
 #
 # Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
 # Everything it mounts or starts is undone on exit, failure and interruption included.
@@ -203,6 +204,10 @@ check "log entries reach the journal with their fields (PWFLAGS_EVENT, FLAG_KEY)
     exit 1'
 check "the daemon runs as the dynamic user pwflagsd" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd); [ "$(ps -o user= -p "$pid")" = pwflagsd ]'
+check "no core file: LimitCORE=0, and the daemon is not dumpable (its /proc files belong to root)" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd)
+    [ "$(systemctl show -P LimitCORE pwflagsd)" = 0 ] && [ "$(stat -c %U /proc/"$pid"/environ)" = root ] &&
+    grep -q "^Max core file size *0 *0 " /proc/"$pid"/limits'
 check "the watchdog is armed (WatchdogUSec=30s)" in_ct sh -c '[ "$(systemctl show -P WatchdogUSec pwflagsd)" = 30s ]'
 check "the state directory is the service's (/var/lib/private/pwflagsd)" in_ct test -d /var/lib/private/pwflagsd
 check "the empty API token credential is there (SetCredential= fallback)" in_ct sh -c '
@@ -290,6 +295,26 @@ else
 fi
 check "pwflagsd@demo is active beside pwflagsd, with its own state directory" in_ct sh -c '
     systemctl is-active -q pwflagsd@demo && test -d /var/lib/private/pwflagsd-demo'
+check "pwflagsd@demo requires and is handed only pwflagsd@demo.socket" in_ct sh -c '
+    requires=$(systemctl show -P Requires pwflagsd@demo.service); echo "Requires=$requires"
+    case " $requires " in *" pwflagsd@demo.socket "*) ;; *) exit 1 ;; esac
+    case " $requires " in *" pwflagsd.socket "*) exit 1 ;; esac
+    pid=$(systemctl show -P MainPID pwflagsd@demo.service)
+    names=$(tr "\0" "\n" </proc/"$pid"/environ | grep "^LISTEN_FDNAMES="); echo "$names"
+    [ "$names" = "LISTEN_FDNAMES=pwflagsd@demo.socket" ]'
+check "stopping pwflagsd.socket stops pwflagsd.service but not pwflagsd@demo" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd@demo.service)
+    systemctl stop pwflagsd.socket
+    ! systemctl is-active -q pwflagsd.service && systemctl is-active -q pwflagsd@demo.service &&
+    [ "$(systemctl show -P MainPID pwflagsd@demo.service)" = "$pid" ] &&
+    runuser -u alice -- pwflags --socket /run/pwflagsd-demo/pwflagsd.sock is-enabled search_v2'
+check "starting pwflagsd@demo.service directly pulls in its own socket, not pwflagsd.socket" in_ct sh -c '
+    systemctl stop pwflagsd@demo.socket pwflagsd@demo.service
+    systemctl start pwflagsd@demo.service
+    systemctl is-active -q pwflagsd@demo.socket && ! systemctl is-active -q pwflagsd.socket &&
+    runuser -u alice -- pwflags --socket /run/pwflagsd-demo/pwflagsd.sock is-enabled search_v2'
+check "pwflagsd.socket starts again and serves" in_ct sh -c '
+    systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
 
 echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
 if in_ct test -x /usr/bin/python3; then

@@ -1,7 +1,13 @@
 #ifndef PWFLAGSD_CLINUX_SHIM_H
 #define PWFLAGSD_CLINUX_SHIM_H
-// Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify.
+// Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify, prctl.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
+
+// prctl(2) is variadic, which Swift cannot call.
+static inline int pwflagsd_prctl_set_dumpable(int dumpable) {
+    return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
+}
 #endif

@@ -40,11 +40,20 @@ final class MirrorStore: Sendable {
 
     /// Changes the mirror, then tells everyone when `get` answers differently: listeners are called only once
     /// the new values are in place.
+    ///
+    /// The whole update holds the mirror's lock, publishing and telling included: two writers (the subscriber
+    /// thread, a refresh on the command queue) then publish in the order they changed the mirror, so `get` never
+    /// goes back to an older snapshot and every stream sees the changes in order. Nothing here waits: listeners
+    /// are called on their queues, streams buffer, waiters resume later.
     func update(_ body: (inout FlagMirror) -> FlagDiff) {
-        let (diff, hasSnapshot, flags) = mirror.withLock { mirror in
-            (body(&mirror), mirror.hasSnapshot, mirror.flags.flags)
+        mirror.withLock { mirror in
+            let diff = body(&mirror)
+            if !diff.isEmpty || mirror.hasSnapshot { reads.publish(mirror.flags.flags) }
+            tell(diff, hasSnapshot: mirror.hasSnapshot)
         }
-        if !diff.isEmpty || hasSnapshot { reads.publish(flags) }
+    }
+
+    private func tell(_ diff: FlagDiff, hasSnapshot: Bool) {
         let (listeners, streams, waiters) = observers.withLock { observers in
             var waiters: [CheckedContinuation<Bool, Never>] = []
             if hasSnapshot, !observers.hasSnapshot {

@@ -109,7 +109,7 @@ final class Subscriber: Sendable {
             guard let listing = FlagListing(result: try connection.call(.listen(keys: nil))),
                 listing.subscription != nil
             else { return }
-            let expiresAt = try Self.readExpiry(connection)
+            let expiresAt = try Self.expiry(listing.expiresAt, else: connection)
             store.update { $0.subscribed(to: listing, expiresAt: expiresAt) }
             backoff.reset()
             var nextStatus = ContinuousClock.now + timing.statusInterval
@@ -117,17 +117,18 @@ final class Subscriber: Sendable {
                 let wait = max(ContinuousClock.now.duration(to: nextStatus), .zero)
                 if let (method, params) = try connection.nextNotification(timeout: wait) {
                     guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
-                    // A change usually comes with a fetch: read the new age first, so that the mirror shows
-                    // the flags and their age together.
-                    let expiresAt = try Self.readExpiry(connection)
+                    // The notification carries the flags' age: the mirror shows the flags and their age together.
+                    let expiresAt = try Self.expiry(change.expiresAt, else: connection)
                     store.update { mirror in
                         let diff = mirror.apply(change)
                         mirror.setExpiry(expiresAt)
                         return diff
                     }
-                    // The daemon notifies before it records the fetch time that `status` reports: read it once
-                    // more when that has surely happened.
-                    nextStatus = ContinuousClock.now + min(timing.settleDelay, timing.statusInterval)
+                    if change.expiresAt == nil {
+                        // A daemon that does not send expiresAt notifies before it records the fetch time that
+                        // `status` reports: read it once more when that has surely happened.
+                        nextStatus = ContinuousClock.now + min(timing.settleDelay, timing.statusInterval)
+                    }
                     continue
                 }
                 let expiresAt = try Self.readExpiry(connection)
@@ -142,6 +143,13 @@ final class Subscriber: Sendable {
         }
     }
 
+    /// The `expiresAt` a `listen` reply or a `flagsChanged` carried; from a `status` call only when it carried
+    /// none (a daemon older than that member).
+    static func expiry(_ carried: JSONValue?, else connection: DaemonConnection) throws(ClientError) -> Date? {
+        if let carried { return expiry(value: carried) }
+        return try readExpiry(connection)
+    }
+
     /// `status.expiresAt`: nil for null (never expires) or a daemon that does not report it.
     static func readExpiry(_ connection: DaemonConnection) throws(ClientError) -> Date? {
         expiry(inStatus: try connection.call(.status))
@@ -149,7 +157,12 @@ final class Subscriber: Sendable {
 
     /// The `expiresAt` of a `status` result.
     static func expiry(inStatus status: JSONValue) -> Date? {
-        guard let text = status["expiresAt"]?.stringValue else { return nil }
+        status["expiresAt"].flatMap { expiry(value: $0) }
+    }
+
+    /// An `expiresAt` value: nil for null (never expires) or anything that is not an ISO 8601 timestamp.
+    static func expiry(value: JSONValue) -> Date? {
+        guard let text = value.stringValue else { return nil }
         return try? Date.ISO8601FormatStyle().parse(text)
     }
 }

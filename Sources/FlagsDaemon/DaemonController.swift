@@ -34,14 +34,17 @@ public final class DaemonController: RequestHandler {
             fields["fetchedAt"] = RefresherStatus.timestamp(local.loadedAt?.timeIntervalSince1970)
             fields["nextRefreshAt"] = .null
             fields["problem"] = local.problem.map(JSONValue.string) ?? .null
-            // The file is its own cache: its flags never expire.
-            fields["expiresAt"] = .null
         } else {
             fields["source"] = "pushwoosh"
             fields["applicationCode"] = .string(stack.configuration.applicationCode)
-            fields["expiresAt"] = refresherStatus.expiresAt(maxAge: refresherStatus.cacheMaxAge)
         }
+        fields["expiresAt"] = FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus)
         return fields
+    }
+
+    public func expiresAt() -> JSONValue {
+        let stack = self.stack
+        return FlagExpiry.expiresAt(local: stack.local, refresher: stack.refresher.status.withLock { $0 })
     }
 
     public func perform(_ call: Call, peer: PeerCredentials) async -> Result<JSONValue, RPCError> {

@@ -9,6 +9,9 @@ protocol FlagFetcher: Sendable {
     var persists: Bool { get }
     /// Why no request can ever be sent (R16, no application code), or nil.
     var problem: String? { get }
+    /// True when `fetch` has already put the flags it returns in the store (the local file does, under its own
+    /// read lock): applying them again after the await could put back an older read over a newer one.
+    var appliesFlags: Bool { get }
     /// Fetches the flags of `userId`.
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError>
     /// Sends an impression (R17); nil when there is nowhere to send it (the local source logs it instead).
@@ -18,6 +21,7 @@ protocol FlagFetcher: Sendable {
 /// Fetches from Pushwoosh, following `base_url` moves when `ServerURL` is not set.
 final class PushwooshFetcher: FlagFetcher {
     let persists = true
+    let appliesFlags = false
     let problem: String?
     private let client: PushwooshClient
     private let common: CommonFields
@@ -63,6 +67,7 @@ final class PushwooshFetcher: FlagFetcher {
 /// Re-reads the local flags file: every read is a complete response.
 struct LocalFileFetcher: FlagFetcher {
     let persists = false
+    let appliesFlags = true
     let source: LocalFlagSource
     var problem: String? { nil }
 

@@ -197,7 +197,7 @@ actor Refresher {
             lastError = nil
             // status first, then listeners: a client that reads status on a change sees the new fetch time.
             publish()
-            store.replace(with: FlagSet(response.flags))
+            if !fetcher.appliesFlags { store.replace(with: FlagSet(response.flags)) }
             if response.partial {
                 logger.notice(
                     "Pushwoosh sent a partial response: served, not stored (R13)",

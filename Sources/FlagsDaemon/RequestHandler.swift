@@ -10,6 +10,9 @@ public protocol RequestHandler: Sendable {
     /// The `status` fields the daemon knows; the server adds its own (connections, subscriptions, flags).
     func statusFields() -> [String: JSONValue]
 
+    /// `status.expiresAt`, which `listen` replies and `flagsChanged` notifications carry too.
+    func expiresAt() -> JSONValue
+
     /// Carries out a method that may wait. The server keeps each connection's responses in request order.
     func perform(_ call: Call, peer: PeerCredentials) async -> Result<JSONValue, RPCError>
 }

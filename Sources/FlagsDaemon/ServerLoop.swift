@@ -593,19 +593,19 @@ extension ServerLoop {
         connection.subscriptions.append((subscription, wanted))
         subscriptionCount += 1
         guard let requestID else { return }
-        writeListing(id: requestID, subscription: subscription, keys: wanted, on: connection)
+        writeListing(id: requestID, subscription: (subscription, handler.expiresAt()), keys: wanted, on: connection)
     }
 
-    /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`). Every flag: the snapshot's shared
-    /// encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
-    private func writeListing(id: JSONValue, subscription: String?, keys: Set<String>? = nil, on connection: Connection)
-    {
+    /// `{"revision":N,"flags":[…]}` (with the subscription and the flags' `expiresAt` for `listen`). Every flag:
+    /// the snapshot's shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
+    private func writeListing(
+        id: JSONValue, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<String>? = nil,
+        on connection: Connection
+    ) {
         Message.writeResultPrefix(id: id, to: &connection.output)
         connection.output.append(UInt8(ascii: "{"))
         if let subscription {
-            connection.output.append(contentsOf: #""subscription":"#.utf8)
-            JSONValue.writeString(subscription, to: &connection.output)
-            connection.output.append(UInt8(ascii: ","))
+            FlagListing.writeListenMembers(subscription.id, expiresAt: subscription.expiresAt, to: &connection.output)
         }
         connection.output.append(contentsOf: #""revision":"#.utf8)
         JSONValue.writeNumber(Double(snapshot.revision), to: &connection.output)
@@ -653,12 +653,14 @@ extension ServerLoop {
         guard subscriptionCount > 0 else { return }
         let encoded = update.snapshot.encoded
         let revision = update.snapshot.revision
+        let expiresAt = handler.expiresAt()
         func tail(for diff: FlagDiff) -> ByteChunk {
             ByteChunk(
                 FlagsChanged.tail(
                     revision: revision,
                     changed: diff.changed.map { encoded[$0.key] ?? $0.wireBytes },
-                    removed: diff.removed
+                    removed: diff.removed,
+                    expiresAt: expiresAt
                 )
             )
         }

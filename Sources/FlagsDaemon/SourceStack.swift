@@ -180,7 +180,8 @@ final class SourceStack: Sendable {
         {
         case .success(let url):
             let base = BaseAddress(
-                initial: url, follows: configuration.serverURL == nil, stateDirectory: stateDirectory, logger: logger)
+                initial: url, applicationCode: configuration.applicationCode, follows: configuration.serverURL == nil,
+                stateDirectory: stateDirectory, logger: logger)
             return PushwooshFetcher(client: client, common: common, base: base, problem: nil)
         case .failure(let error):
             let problem: String

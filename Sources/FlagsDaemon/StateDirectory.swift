@@ -42,9 +42,7 @@ public struct StateDirectory: Sendable {
     /// a temporary file, fsync, rename over the old one, fsync of the directory.
     public func writeAtomically(_ name: String, _ bytes: [UInt8]) throws(StateDirectoryError) {
         let target = file(name)
-        let temporary = file(".\(name).tmp.\(getpid())")
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StateDirectoryError(operation: "open \(temporary)", errno: errno) }
+        let (fd, temporary) = try createTemporary(for: name)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in
@@ -77,6 +75,25 @@ public struct StateDirectory: Sendable {
             close(directory)
         }
     }
+
+    /// Creates a new temporary file for `name`, never opening one that exists: `O_EXCL | O_NOFOLLOW`, so that a
+    /// symlink planted at the name cannot make the write land elsewhere. A name that is taken (a planted link, a
+    /// file left by an earlier process with the same id, a concurrent write of the same file) is skipped for the
+    /// next: `.NAME.tmp.PID`, then `.NAME.1.tmp.PID`, `.NAME.2.tmp.PID`, and so on.
+    private func createTemporary(for name: String) throws(StateDirectoryError) -> (Int32, String) {
+        let pid = getpid()
+        for attempt in 0..<Self.temporaryAttempts {
+            let temporary = file(attempt == 0 ? ".\(name).tmp.\(pid)" : ".\(name).\(attempt).tmp.\(pid)")
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 { return (fd, temporary) }
+            if errno == EINTR || errno == EEXIST { continue }
+            throw StateDirectoryError(operation: "open \(temporary)", errno: errno)
+        }
+        throw StateDirectoryError(operation: "create a temporary file for \(file(name))", errno: EEXIST)
+    }
+
+    /// How many temporary names one write tries before it gives up.
+    static let temporaryAttempts = 64
 
     /// Removes the temporary files of `writeAtomically` whose writer is gone (a daemon killed mid-write), so that
     /// they do not pile up across crashes; returns their names. A live writer's file stays.

@@ -1,4 +1,5 @@
 import CSystemd
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -7,9 +8,13 @@ import CSystemd
 /// Every libsystemd call the daemon makes, in one place, handing back Swift types.
 public enum Systemd {
     /// Sends a state string to the service manager; a no-op when `$NOTIFY_SOCKET` is not set.
+    ///
+    /// Not `sd_notify`, whose blocking send would stall the caller while the manager does not read.
     public static func notify(_ state: String) {
-        _ = sd_notify(0, state)
+        notifier.send(state)
     }
+
+    private static let notifier = ManagerNotifier(environment: ProcessInfo.processInfo.environment)
 
     /// `READY=1`, with a status line.
     public static func notifyReady(status: String) {

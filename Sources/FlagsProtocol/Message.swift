@@ -67,18 +67,26 @@ public struct FlagsChanged: Sendable, Equatable {
     public var revision: Int
     public var changed: [Flag]
     public var removed: [String]
+    /// When the flags reach their age, as `status.expiresAt`: an ISO 8601 string, or null when they never
+    /// expire; nil when the daemon did not say (one older than this member).
+    public var expiresAt: JSONValue?
 
-    public init(subscription: String, revision: Int, changed: [Flag], removed: [String]) {
+    public init(
+        subscription: String, revision: Int, changed: [Flag], removed: [String], expiresAt: JSONValue? = nil
+    ) {
         self.subscription = subscription
         self.revision = revision
         self.changed = changed
         self.removed = removed
+        self.expiresAt = expiresAt
     }
 
     /// Appends the notification line.
     public func write(to output: inout [UInt8]) {
         Self.writePrefix(subscription: subscription, to: &output)
-        output.append(contentsOf: Self.tail(revision: revision, changed: changed.map(\.wireBytes), removed: removed))
+        output.append(
+            contentsOf: Self.tail(
+                revision: revision, changed: changed.map(\.wireBytes), removed: removed, expiresAt: expiresAt))
     }
 
     /// The part of the line that names the subscription; everything after it is the same for every
@@ -89,10 +97,16 @@ public struct FlagsChanged: Sendable, Equatable {
     }
 
     /// The rest of the line after `writePrefix`, from flag objects already encoded.
-    public static func tail(revision: Int, changed: some Sequence<[UInt8]>, removed: [String]) -> [UInt8] {
+    public static func tail(
+        revision: Int, changed: some Sequence<[UInt8]>, removed: [String], expiresAt: JSONValue? = nil
+    ) -> [UInt8] {
         var output: [UInt8] = []
         output.append(contentsOf: #","revision":"#.utf8)
         JSONValue.writeNumber(Double(revision), to: &output)
+        if let expiresAt {
+            output.append(contentsOf: #","expiresAt":"#.utf8)
+            expiresAt.write(to: &output)
+        }
         output.append(contentsOf: #","changed":["#.utf8)
         var first = true
         for flag in changed {
@@ -114,7 +128,9 @@ public struct FlagsChanged: Sendable, Equatable {
         let flags = changed.compactMap(Flag.init(wire:))
         let keys = removed.compactMap(\.stringValue)
         guard flags.count == changed.count, keys.count == removed.count else { return nil }
-        self.init(subscription: subscription, revision: revision, changed: flags, removed: keys)
+        self.init(
+            subscription: subscription, revision: revision, changed: flags, removed: keys,
+            expiresAt: params["expiresAt"])
     }
 }
 
@@ -126,12 +142,28 @@ public struct FlagListing: Sendable, Equatable {
     public var subscription: String?
     /// `refresh` only.
     public var fromNetwork: Bool?
+    /// `listen` only: as `FlagsChanged.expiresAt`.
+    public var expiresAt: JSONValue?
 
-    public init(revision: Int, flags: [Flag], subscription: String? = nil, fromNetwork: Bool? = nil) {
+    public init(
+        revision: Int, flags: [Flag], subscription: String? = nil, fromNetwork: Bool? = nil,
+        expiresAt: JSONValue? = nil
+    ) {
         self.revision = revision
         self.flags = flags
         self.subscription = subscription
         self.fromNetwork = fromNetwork
+        self.expiresAt = expiresAt
+    }
+
+    /// Appends the members only a `listen` result has, each followed by a comma:
+    /// `"subscription":"s1","expiresAt":…,`.
+    public static func writeListenMembers(_ subscription: String, expiresAt: JSONValue, to output: inout [UInt8]) {
+        output.append(contentsOf: #""subscription":"#.utf8)
+        JSONValue.writeString(subscription, to: &output)
+        output.append(contentsOf: #","expiresAt":"#.utf8)
+        expiresAt.write(to: &output)
+        output.append(UInt8(ascii: ","))
     }
 
     /// Reads a result object.
@@ -145,7 +177,8 @@ public struct FlagListing: Sendable, Equatable {
             revision: revision,
             flags: flags,
             subscription: result["subscription"]?.stringValue,
-            fromNetwork: result["fromNetwork"]?.boolValue
+            fromNetwork: result["fromNetwork"]?.boolValue,
+            expiresAt: result["expiresAt"]
         )
     }
 }

@@ -28,6 +28,16 @@ public enum PushwooshEndpoint {
         return URL(string: string) != nil
     }
 
+    /// True when a `base_url` from a reply may move the daemon to `string`: an acceptable base over https.
+    ///
+    /// Plain http is for the operator's `ServerURL` only (a local reverse proxy): a reply, or whoever tampers
+    /// with one, must never move the daemon off TLS, where the API token and every later reply could be read
+    /// and changed on the way.
+    public static func isAcceptableMove(_ string: String) -> Bool {
+        guard isAcceptableBase(string), let scheme = URLComponents(string: string)?.scheme else { return false }
+        return scheme.lowercased() == "https"
+    }
+
     /// The base for the configuration: `serverURL` when set (and acceptable), else the default address.
     ///
     /// Fails with status 0 (never sent) for a rejected server URL or an unusable application code.

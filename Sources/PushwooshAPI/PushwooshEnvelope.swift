@@ -5,7 +5,8 @@ public import Foundation
 public struct PushwooshEnvelope: Sendable, Equatable {
     /// The `response` member; nil when absent.
     public var response: JSONValue?
-    /// `base_url`, only when it is an acceptable base (R16); a malformed one is ignored rather than failing the call.
+    /// `base_url`, only when it is an acceptable https base (R16); a malformed or plain http one is ignored rather
+    /// than failing the call.
     public var baseURL: URL?
 
     /// The largest reply body accepted (UPSTREAM.md): 8 MiB.
@@ -35,7 +36,7 @@ public struct PushwooshEnvelope: Sendable, Equatable {
             throw .unusable("envelope status_code \(statusCode)\(message)")
         }
         let baseURL = members["base_url"]?.stringValue.flatMap { string in
-            PushwooshEndpoint.isAcceptableBase(string) ? URL(string: string) : nil
+            PushwooshEndpoint.isAcceptableMove(string) ? URL(string: string) : nil
         }
         return PushwooshEnvelope(response: members["response"], baseURL: baseURL)
     }

@@ -41,6 +41,8 @@ func main() async -> Int32 {
         return 0
     }
     let logger = Logger(level: configuration.logLevel, environment: environment)
+    // Before the daemon reads the API token.
+    for problem in CoreDumps.disable() { logger.warning("core files may carry the API token: \(problem)") }
     do {
         let daemon = Daemon(configuration: configuration, environment: environment, logger: logger) {
             ConfigurationLoader.load(

@@ -5,24 +5,32 @@ import Testing
 
 @testable import FlagsDaemon
 
-/// UPSTREAM.md: `base_url` moves later calls, is kept in the state directory, and is ignored with `ServerURL`.
+/// UPSTREAM.md: `base_url` moves later calls, is kept in the state directory, and is ignored with `ServerURL`;
+/// a move goes only to https, and a kept address serves only the application it came with.
 @Suite struct BaseAddressTests {
+    static let code = "ABCDE-12345"
     static let initial = URL(string: "https://ABCDE-12345.api.pushwoosh.com/json/1.3/")
     static let moved = URL(string: "https://eu.api.pushwoosh.example/json/1.3/")
+
+    static func address(
+        _ state: StateDirectory, code: String = code, initial: URL? = initial, follows: Bool = true
+    ) throws -> BaseAddress {
+        BaseAddress(
+            initial: try #require(initial), applicationCode: code, follows: follows, stateDirectory: state,
+            logger: Logger(level: .err))
+    }
 
     @Test("Without ServerURL a base_url moves the address and survives a restart")
     func followsAndKeepsBaseURL() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let state = StateDirectory(path: directory.path)
-        let initial = try #require(Self.initial)
         let moved = try #require(Self.moved)
-        let first = BaseAddress(initial: initial, follows: true, stateDirectory: state, logger: Logger(level: .err))
-        #expect(first.current == initial)
+        let first = try Self.address(state)
+        #expect(first.current == Self.initial)
         first.move(to: moved)
         #expect(first.current == moved)
-        let restarted = BaseAddress(initial: initial, follows: true, stateDirectory: state, logger: Logger(level: .err))
-        #expect(restarted.current == moved)
+        #expect(try Self.address(state).current == moved)
     }
 
     @Test("With ServerURL set, base_url is ignored and nothing is kept")
@@ -30,10 +38,9 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let state = StateDirectory(path: directory.path)
-        let initial = try #require(Self.initial)
-        let address = BaseAddress(initial: initial, follows: false, stateDirectory: state, logger: Logger(level: .err))
+        let address = try Self.address(state, follows: false)
         address.move(to: try #require(Self.moved))
-        #expect(address.current == initial)
+        #expect(address.current == Self.initial)
         #expect(state.read(BaseAddress.file) == nil)
     }
 
@@ -42,20 +49,51 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let state = StateDirectory(path: directory.path)
-        let initial = try #require(Self.initial)
-        let address = BaseAddress(initial: initial, follows: true, stateDirectory: state, logger: Logger(level: .err))
+        let address = try Self.address(state)
         address.move(to: try #require(URL(string: "https://elsewhere.example/api/")))
-        #expect(address.current == initial)
+        #expect(address.current == Self.initial)
     }
 
-    @Test("A kept address that is no longer acceptable is not used at start")
-    func corruptKeptAddressIsIgnored() throws {
+    @Test("A plain http base_url is never followed nor kept: only https moves the daemon")
+    func plainHTTPMoveIsIgnored() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let state = StateDirectory(path: directory.path)
-        try state.writeAtomically(BaseAddress.file, Array("not a url".utf8))
-        let initial = try #require(Self.initial)
-        let address = BaseAddress(initial: initial, follows: true, stateDirectory: state, logger: Logger(level: .err))
-        #expect(address.current == initial)
+        let address = try Self.address(state)
+        address.move(to: try #require(URL(string: "http://eu.api.pushwoosh.example/json/1.3/")))
+        #expect(address.current == Self.initial)
+        #expect(state.read(BaseAddress.file) == nil)
+    }
+
+    @Test("A kept address serves only the application it came with")
+    func keptAddressIsBoundToItsApplication() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let state = StateDirectory(path: directory.path)
+        let moved = try #require(Self.moved)
+        try Self.address(state).move(to: moved)
+        let otherInitial = URL(string: "https://FGHIJ-67890.api.pushwoosh.com/json/1.3/")
+        let other = try Self.address(state, code: "FGHIJ-67890", initial: otherInitial)
+        #expect(other.current == otherInitial)
+        // The other application's start does not erase the first one's move.
+        #expect(try Self.address(state).current == moved)
+    }
+
+    @Test(
+        "A kept address that is no longer acceptable is not used at start",
+        arguments: [
+            "not a url",
+            // An address kept before moves were bound to their application: whose it is cannot be told.
+            "https://eu.api.pushwoosh.example/json/1.3/",
+            #"{"applicationCode":"ABCDE-12345","baseURL":"http://eu.api.pushwoosh.example/json/1.3/"}"#,
+            #"{"applicationCode":"ABCDE-12345","baseURL":"https://eu.api.pushwoosh.example/"}"#,
+            #"{"applicationCode":"ABCDE-12345"}"#,
+        ])
+    func unusableKeptAddressIsIgnored(kept: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let state = StateDirectory(path: directory.path)
+        try state.writeAtomically(BaseAddress.file, Array(kept.utf8))
+        #expect(try Self.address(state).current == Self.initial)
     }
 }

@@ -72,6 +72,12 @@ struct FeatureFlagsDecodingTests {
         #expect(reply.baseURL == nil)
     }
 
+    @Test(arguments: ["http://x.example.com/json/1.3/", "HTTP://x.example.com/json/1.3/"])
+    func plainHTTPBaseURLIsIgnored(url: String) throws {
+        let reply = try decode(#"{"status_code":200,"base_url":""# + url + #"","response":{"flags":[]}}"#)
+        #expect(reply.baseURL == nil)
+    }
+
     @Test func baseURLOfAFailedEnvelopeIsNeverTaken() {
         let text = #"{"status_code":210,"base_url":"https://x.example.com/json/1.3/","response":{"flags":[]}}"#
         #expect(unusableStatus(text) == 200)

@@ -90,6 +90,20 @@ struct PushwooshEndpointTests {
         #expect(PushwooshEndpoint.isAcceptableBase(url))
     }
 
+    @Test(arguments: ["https://eu.api.pushwoosh.com/json/1.3/", "HTTPS://eu.api.pushwoosh.com:8443/json/1.3/"])
+    func aMoveMayGoToHTTPS(url: String) {
+        #expect(PushwooshEndpoint.isAcceptableMove(url))
+    }
+
+    /// Only the operator's ServerURL may be plain http: a reply must not move the daemon off TLS.
+    @Test(arguments: [
+        "http://eu.api.pushwoosh.com/json/1.3/", "http://127.0.0.1:8080/pw/json/1.3/", "https://x.example.com/",
+        "ftp://x.example.com/json/1.3/",
+    ])
+    func aMoveNeverGoesToPlainHTTPOrAnUnacceptableBase(url: String) {
+        #expect(!PushwooshEndpoint.isAcceptableMove(url))
+    }
+
     @Test(arguments: [
         "https://proxy.example.com/json/1.3", "https://proxy.example.com/json/1.2/", "https://proxy.example.com/",
         "ftp://proxy.example.com/json/1.3/", "json/1.3/", "https:///json/1.3/",

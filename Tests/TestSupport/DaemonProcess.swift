@@ -35,7 +35,8 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Writes `config` (the `[Daemon]` socket and state lines are added unless `addDefaults` is false) and
-    /// starts the daemon; returns once it sent `READY=1`.
+    /// starts the daemon; returns once it sent `READY=1`. `launcher` is a command that execs the daemon (such
+    /// as `setpriv` with its options and `--`).
     public init(
         config: String = "",
         directory: TemporaryDirectory? = nil,
@@ -43,7 +44,8 @@ public final class DaemonProcess: @unchecked Sendable {
         arguments: [String] = [],
         environment: [String: String] = [:],
         stderrIsJournal: Bool = false,
-        waitForReady: Bool = true
+        waitForReady: Bool = true,
+        launcher: [String] = []
     ) throws {
         let directory = try directory ?? TemporaryDirectory()
         self.directory = directory
@@ -58,8 +60,10 @@ public final class DaemonProcess: @unchecked Sendable {
         notify = try NotifySocket(path: directory.file("notify-\(UUID().uuidString.prefix(8)).sock"))
 
         process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable("pwflagsd"))
-        process.arguments = ["--config", configPath] + arguments
+        // A launcher (`setpriv … --`) execs the daemon in its own process: the pid stays the daemon's.
+        let command = launcher + [Self.executable("pwflagsd"), "--config", configPath] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path
         // Under AddressSanitizer the test runner's own exit-time leaks (Foundation, libcurl) are not checked, but

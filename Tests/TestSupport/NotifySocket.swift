@@ -38,6 +38,16 @@ public final class NotifySocket: Sendable {
         unlink(path)
     }
 
+    /// Stops reading, as a service manager that hangs would: the socket's queue fills and stays full.
+    public func stopReading() {
+        receiver.setPaused(true)
+    }
+
+    /// Reads again, taking what waited in the queue.
+    public func resumeReading() {
+        receiver.setPaused(false)
+    }
+
     /// Every message received so far, each a block of `KEY=value` lines.
     public var received: [String] { receiver.messages }
 
@@ -60,6 +70,7 @@ private final class Receiver: Sendable {
     /// Guarded by `condition`.
     nonisolated(unsafe) private var received: [String] = []
     nonisolated(unsafe) private var stopping = false
+    nonisolated(unsafe) private var paused = false
 
     init(fd: Int32) {
         self.fd = fd
@@ -69,6 +80,12 @@ private final class Receiver: Sendable {
         condition.lock()
         defer { condition.unlock() }
         return received
+    }
+
+    func setPaused(_ value: Bool) {
+        condition.lock()
+        paused = value
+        condition.unlock()
     }
 
     func stop() {
@@ -84,8 +101,13 @@ private final class Receiver: Sendable {
         while true {
             condition.lock()
             let done = stopping
+            let idle = paused
             condition.unlock()
             if done { return }
+            if idle {
+                usleep(20_000)
+                continue
+            }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 100) > 0 else { continue }
             let size = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }

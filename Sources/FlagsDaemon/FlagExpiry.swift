@@ -1,0 +1,14 @@
+import FlagsCore
+
+/// `expiresAt` as `status`, `listen` and `flagsChanged` report it: when the flags served reach `CacheMaxAge`
+/// (R15), so that a client mirror knows how long it may serve them while the daemon is away.
+///
+/// The one place it is computed, so that the three messages always agree.
+enum FlagExpiry {
+    /// An ISO 8601 UTC timestamp, or null when the flags never expire: the local file is its own cache, and
+    /// without a fetch (no flags) or without an age limit there is nothing to expire.
+    static func expiresAt(local: LocalFlagSource?, refresher: RefresherStatus) -> JSONValue {
+        guard local == nil else { return .null }
+        return refresher.expiresAt(maxAge: refresher.cacheMaxAge)
+    }
+}

@@ -1,0 +1,116 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Sends `sd_notify` messages to `$NOTIFY_SOCKET` without ever blocking the caller.
+///
+/// libsystemd's `sd_notify` sends with a blocking `sendmsg`: when the manager stops reading and the socket's
+/// queue is full (`net.unix.max_dgram_qlen`), it blocks the thread that called it, which for pwflagsd is the
+/// one that answers requests, reloads and stops. Here a message is sent at once with `MSG_DONTWAIT`; when the
+/// queue is full it waits in a backlog that a worker delivers, in order, once the manager reads again. While
+/// the backlog is not empty every new message joins it, so the manager always sees them in the order sent.
+final class ManagerNotifier: Sendable {
+    /// The socket address, as `sockaddr_un` bytes and their length; nil when `$NOTIFY_SOCKET` is unset or unusable.
+    private let address: (bytes: [UInt8], length: socklen_t)?
+    /// Messages the manager has not taken yet, oldest first.
+    private let backlog = Mutex([Message]())
+    private let worker = DispatchQueue(label: "pwflagsd.sd-notify")
+
+    private struct Message {
+        var bytes: [UInt8]
+        /// READY=1, RELOADING=1, STOPPING=1: kept whatever the backlog holds; status lines and pings are not.
+        var changesState: Bool
+    }
+
+    /// Status lines and watchdog pings past this many waiting messages are dropped: newer ones follow anyway.
+    static let backlogLimit = 64
+
+    init(environment: [String: String]) {
+        address = environment["NOTIFY_SOCKET"].flatMap(Self.socketAddress)
+    }
+
+    /// Sends `state` now, or queues it behind messages the manager has not taken yet; never waits.
+    func send(_ state: String) {
+        guard address != nil else { return }
+        let changesState = ["READY=1", "RELOADING=1", "STOPPING=1"].contains { state.contains($0) }
+        let message = Message(bytes: Array(state.utf8), changesState: changesState)
+        let startWorker = backlog.withLock { backlog -> Bool in
+            if backlog.isEmpty {
+                switch deliver(message.bytes, blocking: false) {
+                case .sent, .failed: return false
+                case .full: break
+                }
+            } else if !changesState, backlog.count >= Self.backlogLimit {
+                return false
+            }
+            backlog.append(message)
+            return backlog.count == 1
+        }
+        if startWorker { worker.async { self.drain() } }
+    }
+
+    /// Delivers the backlog in order with blocking sends, on the worker, until it is empty.
+    private func drain() {
+        while let next = backlog.withLock({ $0.first }) {
+            _ = deliver(next.bytes, blocking: true)
+            // Removed only after it went out, so that `send` keeps queueing behind it meanwhile.
+            let empty = backlog.withLock { backlog in
+                backlog.removeFirst()
+                return backlog.isEmpty
+            }
+            if empty { return }
+        }
+    }
+
+    private enum Delivery {
+        case sent
+        /// The manager's queue is full.
+        case full
+        /// Anything else (no manager any more, a bad address): the message is lost, as with `sd_notify`.
+        case failed
+    }
+
+    private func deliver(_ bytes: [UInt8], blocking: Bool) -> Delivery {
+        guard let address else { return .failed }
+        let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let fd = socket(AF_UNIX, type, 0)
+        guard fd >= 0 else { return .failed }
+        defer { close(fd) }
+        let flags = Int32(MSG_NOSIGNAL) | (blocking ? 0 : Int32(MSG_DONTWAIT))
+        while true {
+            let sent = address.bytes.withUnsafeBytes { raw in
+                bytes.withUnsafeBytes { payload in
+                    sendto(
+                        fd, payload.baseAddress, payload.count, flags,
+                        raw.baseAddress?.assumingMemoryBound(to: sockaddr.self), address.length)
+                }
+            }
+            if sent >= 0 { return .sent }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return .full
+            default: return .failed
+            }
+        }
+    }
+
+    /// `/path` or `@abstract` as a `sockaddr_un`; nil for anything else (such as a `vsock:` address).
+    static func socketAddress(_ text: String) -> (bytes: [UInt8], length: socklen_t)? {
+        var path = Array(text.utf8)
+        guard path.count >= 2, path[0] == UInt8(ascii: "/") || path[0] == UInt8(ascii: "@") else { return nil }
+        let abstract = path[0] == UInt8(ascii: "@")
+        if abstract { path[0] = 0 }
+        var address = sockaddr_un()
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        // A path needs its terminating zero; an abstract name is exactly its bytes.
+        guard path.count + (abstract ? 0 : 1) <= capacity else { return nil }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path) }
+        let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
+        let bytes = withUnsafeBytes(of: &address) { Array($0) }
+        return (bytes, socklen_t(length))
+    }
+}

@@ -139,17 +139,20 @@ final class ServerLoop: @unchecked Sendable {
                 logger.error("epoll_wait failed; the server stops", ["ERRNO": String(errno)])
                 break
             }
+            // Hangups before new connections: a slot its peer gave up is free for the client behind it.
+            var listenReady = false
             for index in 0..<Int(count) {
                 let event = events[index]
                 let fd = event.data.fd
                 if fd == wakeFD {
                     drainInbox()
                 } else if fd == listenFD {
-                    acceptConnections()
+                    listenReady = true
                 } else if let connection = connections[fd] {
                     handle(event.events, on: connection)
                 }
             }
+            if listenReady, listenFD >= 0 { acceptConnections() }
             if let paused = acceptPausedUntil, Self.now() >= paused { resumeAccepting() }
             if let beat = nextBeat, let heartbeat, Self.now() >= beat {
                 heartbeat.action()
@@ -212,6 +215,7 @@ final class ServerLoop: @unchecked Sendable {
                     return
                 }
             }
+            if connections.count >= limits.maxConnections { reapHangups() }
             guard connections.count < limits.maxConnections, case .running = phase else {
                 close(fd)
                 noteRefusedConnection()
@@ -227,6 +231,20 @@ final class ServerLoop: @unchecked Sendable {
             nextConnectionID += 1
             connections[fd] = connection
             updateInterest(connection)
+        }
+    }
+
+    /// At the limit, handles the connections whose peers left since the last wait, without waiting: a peer that
+    /// closed its end right before another connected must not keep its slot from that one.
+    private func reapHangups() {
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        let count = epoll_wait(epollFD, &events, Int32(events.count), 0)
+        for index in 0..<max(0, Int(count)) {
+            let event = events[index]
+            guard event.events & UInt32(EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0,
+                let connection = connections[event.data.fd]
+            else { continue }
+            handle(event.events, on: connection)
         }
     }
 

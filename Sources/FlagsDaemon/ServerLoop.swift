@@ -62,8 +62,8 @@ final class ServerLoop: @unchecked Sendable {
     private var subscriptionCount = 0
     private var phase = Phase.running
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
-    private var refusedSinceLog = 0
-    private var lastRefusalLog: UInt64 = 0
+    private var refusedConnections = LogThrottle()
+    private var refusedCalls = LogThrottle()
     /// Set while the daemon is out of descriptors: the listening socket is left out of epoll until then.
     private var acceptPausedUntil: UInt64?
     private var lastDescriptorLog: UInt64 = 0
@@ -276,15 +276,20 @@ final class ServerLoop: @unchecked Sendable {
 
     /// Logs refusals past `MaxConnections` at most once a second, so a flood cannot flood the journal too.
     private func noteRefusedConnection() {
-        refusedSinceLog += 1
-        let now = Self.now()
-        guard now - lastRefusalLog >= 1_000_000_000 else { return }
+        guard let count = refusedConnections.record(now: Self.now()) else { return }
         logger.warning(
             "refused connections past MaxConnections",
-            ["CONNECTIONS_REFUSED": String(refusedSinceLog), "MAX_CONNECTIONS": String(limits.maxConnections)]
+            ["CONNECTIONS_REFUSED": String(count), "MAX_CONNECTIONS": String(limits.maxConnections)]
         )
-        refusedSinceLog = 0
-        lastRefusalLog = now
+    }
+
+    /// Logs refused control calls (-32001) at most once a second, as refused connections are.
+    private func noteRefusedCall(_ call: Call, on connection: Connection) {
+        guard let count = refusedCalls.record(now: Self.now()) else { return }
+        logger.notice(
+            "refused a control method",
+            ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)]
+        )
     }
 
     private func handle(_ events: UInt32, on connection: Connection) {
@@ -511,7 +516,7 @@ extension ServerLoop {
             return
         }
         if let refusal = permissionError(for: call, on: connection) {
-            logger.notice("refused a control method", ["METHOD": call.method, "PEER_UID": String(connection.peer.uid)])
+            noteRefusedCall(call, on: connection)
             if let id = request.id { Message.writeError(id: id, error: refusal, to: &connection.output) }
             return
         }

@@ -17,7 +17,7 @@ final class ServerLoop: @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
         case update(FlagUpdate)
-        case completion(connection: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>)
+        case completion(connection: UInt64, requestID: RequestID?, result: Result<JSONValue, RPCError>)
         case limits(ServerLimits)
         case access(AccessPolicy)
         case shutdown
@@ -26,7 +26,8 @@ final class ServerLoop: @unchecked Sendable {
     /// A request the loop hands to the async side because it may wait.
     struct Work: Sendable {
         let connection: UInt64
-        let requestID: JSONValue?
+        /// The id as the request sent it, owning its bytes.
+        let requestID: RequestID?
         let call: Call
         let peer: PeerCredentials
     }
@@ -334,7 +335,7 @@ final class ServerLoop: @unchecked Sendable {
             case .needMore:
                 return
             case .tooLong:
-                Message.writeError(id: .null, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
+                Message.writeError(id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
                 connection.closeAfterFlush = true
                 logger.warning(
                     "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
@@ -503,26 +504,30 @@ extension ServerLoop {
         let request: Request
         switch Request.decode(line) {
         case .failure(let failure):
-            if let id = failure.id { Message.writeError(id: id, error: failure.error, to: &connection.output) }
+            if let id = RequestID(echoing: failure.id, in: line) {
+                Message.writeError(id: id, error: failure.error, to: &connection.output)
+            }
             return
         case .success(let decoded):
             request = decoded
         }
+        // The id's text as sent, not the parsed number printed back (9007199254740993 is not a Double).
+        let requestID = RequestID(echoing: request.id, in: line)
         let call: Call
         do {
             call = try Call(method: request.method, params: request.params)
         } catch {
-            if let id = request.id { Message.writeError(id: id, error: error, to: &connection.output) }
+            if let id = requestID { Message.writeError(id: id, error: error, to: &connection.output) }
             return
         }
         if let refusal = permissionError(for: call, on: connection) {
             noteRefusedCall(call, on: connection)
-            if let id = request.id { Message.writeError(id: id, error: refusal, to: &connection.output) }
+            if let id = requestID { Message.writeError(id: id, error: refusal, to: &connection.output) }
             return
         }
         switch call {
         case .get(let key):
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             let encoded = snapshot.encoded[key]
             Message.writeResult(id: id, to: &connection.output) { output in
                 output.append(contentsOf: #"{"flag":"#.utf8)
@@ -530,18 +535,18 @@ extension ServerLoop {
                 output.append(UInt8(ascii: "}"))
             }
         case .isEnabled(let key, let fallback):
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             let flag = snapshot.flags[key]
             let result: JSONValue = ["enabled": .bool(flag?.isEnabled ?? fallback), "found": .bool(flag != nil)]
             Message.writeResult(id: id, result: result, to: &connection.output)
         case .getAll:
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             writeListing(id: id, subscription: nil, on: connection)
         case .listen(let keys):
-            subscribe(connection, keys: keys, requestID: request.id)
+            subscribe(connection, keys: keys, requestID: requestID)
         case .unlisten(let subscription):
             guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
-                if let id = request.id {
+                if let id = requestID {
                     let error = RPCError.invalidParams("subscription", "is not a subscription of this connection")
                     Message.writeError(id: id, error: error, to: &connection.output)
                 }
@@ -549,9 +554,9 @@ extension ServerLoop {
             }
             connection.subscriptions.remove(at: index)
             subscriptionCount -= 1
-            if let id = request.id { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
+            if let id = requestID { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
         case .status:
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             var fields = handler.statusFields()
             fields["flags"] = .number(Double(snapshot.flags.count))
             fields["revision"] = .number(Double(snapshot.revision))
@@ -560,7 +565,7 @@ extension ServerLoop {
             Message.writeResult(id: id, result: .object(fields), to: &connection.output)
         case .refresh, .logImpression, .setUserId, .setAppState, .pushRegistered, .reload:
             connection.busy = true
-            submit(Work(connection: connection.id, requestID: request.id, call: call, peer: connection.peer))
+            submit(Work(connection: connection.id, requestID: requestID?.detached, call: call, peer: connection.peer))
         }
     }
 
@@ -587,9 +592,7 @@ extension ServerLoop {
             connection.output.append(contentsOf: (flag != nil ? #","found":true}}"# : #","found":false}}"#).utf8)
             connection.output.append(UInt8(ascii: "\n"))
         case .getAll(let id):
-            // The id's text is valid JSON, so the general writer can take it as a parsed value.
-            guard let value = try? JSONValue(parsing: Array(id)) else { return }
-            writeListing(id: value, subscription: nil, on: connection)
+            writeListing(id: RequestID(text: id), subscription: nil, on: connection)
         }
     }
 
@@ -602,7 +605,7 @@ extension ServerLoop {
         return allowed ? nil : .notPermitted(call.method)
     }
 
-    private func subscribe(_ connection: Connection, keys: [String]?, requestID: JSONValue?) {
+    private func subscribe(_ connection: Connection, keys: [String]?, requestID: RequestID?) {
         guard connection.subscriptions.count < limits.maxSubscriptions else {
             if let requestID {
                 Message.writeError(
@@ -621,7 +624,7 @@ extension ServerLoop {
 
     /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`). Every flag: the snapshot's shared
     /// encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
-    private func writeListing(id: JSONValue, subscription: String?, keys: Set<String>? = nil, on connection: Connection)
+    private func writeListing(id: RequestID, subscription: String?, keys: Set<String>? = nil, on connection: Connection)
     {
         Message.writeResultPrefix(id: id, to: &connection.output)
         connection.output.append(UInt8(ascii: "{"))
@@ -653,7 +656,7 @@ extension ServerLoop {
         connection.output.append(contentsOf: Message.resultSuffix)
     }
 
-    private func complete(connectionID: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>) {
+    private func complete(connectionID: UInt64, requestID: RequestID?, result: Result<JSONValue, RPCError>) {
         guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
         if let requestID {

@@ -1,3 +1,4 @@
+import FlagsCore
 import FlagsProtocol
 import UnixIO
 
@@ -26,7 +27,7 @@ final class Connection {
     /// lines already received, flush, then close.
     var inputClosed = false
     /// Subscription id to its keys (nil: every key), in creation order for deterministic fan-out.
-    var subscriptions: [(id: String, keys: Set<String>?)] = []
+    var subscriptions: [(id: String, keys: Set<FlagKey>?)] = []
     /// The epoll events currently registered.
     var interest: UInt32 = 0
     private var cachedGroups: [UInt32]??

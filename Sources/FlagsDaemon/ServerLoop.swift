@@ -528,7 +528,7 @@ extension ServerLoop {
         switch call {
         case .get(let key):
             guard let id = requestID else { return }
-            let encoded = snapshot.encoded[key]
+            let encoded = snapshot.encoded[FlagKey(key)]
             Message.writeResult(id: id, to: &connection.output) { output in
                 output.append(contentsOf: #"{"flag":"#.utf8)
                 if let encoded { output.append(contentsOf: encoded) } else { output.append(contentsOf: "null".utf8) }
@@ -576,7 +576,7 @@ extension ServerLoop {
             connection.output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
             connection.output.append(contentsOf: id)
             connection.output.append(contentsOf: #","result":{"flag":"#.utf8)
-            if let encoded = snapshot.encoded[key] {
+            if let encoded = snapshot.encoded[FlagKey(key)] {
                 connection.output.append(contentsOf: encoded)
             } else {
                 connection.output.append(contentsOf: "null".utf8)
@@ -615,7 +615,7 @@ extension ServerLoop {
         }
         let subscription = "s\(nextSubscriptionID)"
         nextSubscriptionID += 1
-        let wanted = keys.map(Set.init)
+        let wanted = keys.map { Set($0.map { FlagKey($0) }) }
         connection.subscriptions.append((subscription, wanted))
         subscriptionCount += 1
         guard let requestID else { return }
@@ -624,7 +624,7 @@ extension ServerLoop {
 
     /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`). Every flag: the snapshot's shared
     /// encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
-    private func writeListing(id: RequestID, subscription: String?, keys: Set<String>? = nil, on connection: Connection)
+    private func writeListing(id: RequestID, subscription: String?, keys: Set<FlagKey>? = nil, on connection: Connection)
     {
         Message.writeResultPrefix(id: id, to: &connection.output)
         connection.output.append(UInt8(ascii: "{"))
@@ -683,7 +683,7 @@ extension ServerLoop {
             ByteChunk(
                 FlagsChanged.tail(
                     revision: revision,
-                    changed: diff.changed.map { encoded[$0.key] ?? $0.wireBytes },
+                    changed: diff.changed.map { encoded[FlagKey($0.key)] ?? $0.wireBytes },
                     removed: diff.removed
                 )
             )

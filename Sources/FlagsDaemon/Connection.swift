@@ -28,6 +28,8 @@ final class Connection {
     var inputClosed = false
     /// Subscription id to its keys (nil: every key), in creation order for deterministic fan-out.
     var subscriptions: [(id: String, keys: Set<FlagKey>?)] = []
+    /// What the subscriptions' keys count against `MaxListenKeys` (`ListenKeyCost`).
+    var listenKeyUnits = 0
     /// The epoll events currently registered.
     var interest: UInt32 = 0
     private var cachedGroups: [UInt32]??

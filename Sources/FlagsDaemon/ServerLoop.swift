@@ -552,7 +552,7 @@ extension ServerLoop {
                 }
                 return
             }
-            connection.subscriptions.remove(at: index)
+            connection.listenKeyUnits -= ListenKeyCost.units(of: connection.subscriptions.remove(at: index).keys)
             subscriptionCount -= 1
             if let id = requestID { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
         case .status:
@@ -613,10 +613,20 @@ extension ServerLoop {
             }
             return
         }
+        let wanted = keys.map { Set($0.map { FlagKey($0) }) }
+        let units = ListenKeyCost.units(of: wanted)
+        guard connection.listenKeyUnits + units <= limits.maxListenKeys else {
+            if let requestID {
+                let error = RPCError.tooManyListenKeys(
+                    limit: limits.maxListenKeys, held: connection.listenKeyUnits, requested: units)
+                Message.writeError(id: requestID, error: error, to: &connection.output)
+            }
+            return
+        }
         let subscription = "s\(nextSubscriptionID)"
         nextSubscriptionID += 1
-        let wanted = keys.map { Set($0.map { FlagKey($0) }) }
         connection.subscriptions.append((subscription, wanted))
+        connection.listenKeyUnits += units
         subscriptionCount += 1
         guard let requestID else { return }
         writeListing(id: requestID, subscription: subscription, keys: wanted, on: connection)

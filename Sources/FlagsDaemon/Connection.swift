@@ -19,6 +19,13 @@ final class Connection {
     var queueOffset = 0
     /// Bytes in `queue`, minus `queueOffset`.
     var queuedBytes = 0
+    /// Bytes written to the socket since the connection opened.
+    var sentBytes = 0
+    /// Where the first message not yet wholly sent ends, counted as `sentBytes` counts; known once it was
+    /// looked for (`unsentOfFirstMessage`).
+    var firstMessageEnd = 0
+    /// Lines wait unread because more than `MaxPendingBytes` of output waits (`ServerLimits.takesRequests`).
+    var heldBack = false
     /// A request that may wait is being carried out; later lines wait so that responses keep request order.
     var busy = false
     /// Set after an unrecoverable framing error: send what is queued, then close.

@@ -331,6 +331,10 @@ final class ServerLoop: @unchecked Sendable {
     /// Answers complete lines until one has to wait or the input runs out.
     private func processLines(_ connection: Connection) {
         while !connection.busy, !connection.closeAfterFlush {
+            guard limits.takesRequests(pending: connection.pendingBytes) else {
+                connection.heldBack = true
+                return
+            }
             switch connection.framer.next() {
             case .needMore:
                 return
@@ -350,6 +354,13 @@ final class ServerLoop: @unchecked Sendable {
         guard connections[connection.fd] === connection else { return }
         flush(connection)
         guard connections[connection.fd] === connection else { return }
+        if connection.heldBack, limits.takesRequests(pending: connection.pendingBytes) {
+            // The client has read enough: the requests it sent meanwhile are answered now.
+            connection.heldBack = false
+            processLines(connection)
+            flush(connection)
+            guard connections[connection.fd] === connection else { return }
+        }
         if connection.pendingBytes == 0,
             connection.closeAfterFlush || ((isDraining || connection.inputClosed) && !connection.busy)
         {
@@ -365,82 +376,25 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     private func flush(_ connection: Connection) {
-        if connection.queue.isEmpty {
-            flushOutput(connection)
-        } else {
-            connection.seal()
-            flushQueue(connection)
-        }
-        guard connections[connection.fd] === connection else { return }
-        if connection.pendingBytes > limits.maxPendingBytes {
-            logger.warning(
-                "closed a connection whose client does not read its output",
-                ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
-            )
+        guard connection.sendPending() else {
             closeConnection(connection)
+            return
         }
-    }
-
-    /// The fast path: one buffer, one `send`.
-    private func flushOutput(_ connection: Connection) {
-        while connection.outputOffset < connection.output.count {
-            let written = connection.output.withUnsafeBytes { raw in
-                let start = raw.baseAddress.map { $0 + connection.outputOffset }
-                return send(connection.fd, start, raw.count - connection.outputOffset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN { closeConnection(connection) }
-                return
-            }
-            connection.outputOffset += written
-        }
-        // Keep a small buffer for the next answers; give back what a burst made large.
-        connection.output.removeAll(keepingCapacity: connection.output.capacity <= 65536)
-        connection.outputOffset = 0
-    }
-
-    /// Queued chunks, many per `sendmsg`.
-    private func flushQueue(_ connection: Connection) {
-        var vectors = [iovec](repeating: iovec(), count: 64)
-        while !connection.queue.isEmpty {
-            let count = min(vectors.count, connection.queue.count)
-            for index in 0..<count {
-                let chunk = connection.queue[index]
-                let skip = index == 0 ? connection.queueOffset : 0
-                vectors[index] = iovec(iov_base: chunk.base + skip, iov_len: chunk.count - skip)
-            }
-            let written = vectors.withUnsafeMutableBufferPointer { buffer -> Int in
-                var message = msghdr()
-                message.msg_iov = buffer.baseAddress
-                message.msg_iovlen = count
-                return sendmsg(connection.fd, &message, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN { closeConnection(connection) }
-                return
-            }
-            var remaining = written
-            connection.queuedBytes -= written
-            while remaining > 0, let first = connection.queue.first {
-                let left = first.count - connection.queueOffset
-                if remaining >= left {
-                    remaining -= left
-                    connection.queue.removeFirst()
-                    connection.queueOffset = 0
-                } else {
-                    connection.queueOffset += remaining
-                    remaining = 0
-                }
-            }
-        }
+        let overrun = limits.isOverrun(
+            pending: connection.pendingBytes, flagSetBytes: snapshot.encodedList.count,
+            firstMessage: connection.unsentOfFirstMessage)
+        guard overrun else { return }
+        logger.warning(
+            "closed a connection whose client does not read its output",
+            ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
+        )
+        closeConnection(connection)
     }
 
     private func updateInterest(_ connection: Connection) {
         // After the end of input, EPOLLRDHUP would be reported again and again: only a full hangup matters then.
         var events = UInt32(connection.inputClosed ? EPOLLHUP.rawValue : EPOLLRDHUP.rawValue)
-        if !connection.busy, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
+        if !connection.busy, !connection.heldBack, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
             events |= UInt32(EPOLLIN.rawValue)
         }
         if connection.pendingBytes > 0 { events |= UInt32(EPOLLOUT.rawValue) }

@@ -339,7 +339,8 @@ final class ServerLoop: @unchecked Sendable {
             case .needMore:
                 return
             case .tooLong:
-                Message.writeError(id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
+                Message.writeError(
+                    id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
                 connection.closeAfterFlush = true
                 logger.warning(
                     "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
@@ -588,8 +589,9 @@ extension ServerLoop {
 
     /// `{"revision":N,"flags":[…]}` (with the subscription for `listen`). Every flag: the snapshot's shared
     /// encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
-    private func writeListing(id: RequestID, subscription: String?, keys: Set<FlagKey>? = nil, on connection: Connection)
-    {
+    private func writeListing(
+        id: RequestID, subscription: String?, keys: Set<FlagKey>? = nil, on connection: Connection
+    ) {
         Message.writeResultPrefix(id: id, to: &connection.output)
         connection.output.append(UInt8(ascii: "{"))
         if let subscription {

@@ -89,7 +89,8 @@ import Testing
         #expect(set[Self.precomposed]?.ruleId == "r_1")
         #expect(set[Self.decomposed]?.ruleId == "r_2")
         #expect(FlagSet([Flag(key: Self.precomposed, isEnabled: true, ruleId: "r_1")])[Self.decomposed] == nil)
-        let diff = FlagDiff(changed: [Flag(key: Self.precomposed, isEnabled: true, ruleId: "r_1")], removed: [Self.decomposed])
+        let diff = FlagDiff(
+            changed: [Flag(key: Self.precomposed, isEnabled: true, ruleId: "r_1")], removed: [Self.decomposed])
         #expect(diff.restricted(to: [FlagKey(Self.decomposed)]) == FlagDiff(removed: [Self.decomposed]))
     }
 

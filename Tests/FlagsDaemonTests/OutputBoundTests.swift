@@ -25,7 +25,12 @@ import Testing
 
     @Test func theFirstMessageIsLookedForOnlyPastTheAllowance() {
         var asked = false
-        #expect(!Self.limits.isOverrun(pending: 900, flagSetBytes: 0, firstMessage: { asked = true; return 0 }))
+        #expect(
+            !Self.limits.isOverrun(
+                pending: 900, flagSetBytes: 0,
+                firstMessage: {
+                    asked = true; return 0
+                }))
         #expect(!asked)
     }
 }

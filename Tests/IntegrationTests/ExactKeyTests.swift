@@ -22,11 +22,16 @@ import Testing
         defer { daemon.cleanUp() }
         let client = try daemon.connect()
         // The fast path (raw UTF-8) and the general path (an escape) alike.
-        #expect(try client.request(#"{"id":1,"method":"get","params":{"key":"\#(Self.decomposed)"}}"#)?["result"] == ["flag": nil])
-        #expect(try client.request(#"{"id":2,"method":"get","params":{"key":"cafe\u0301"}}"#)?["result"] == ["flag": nil])
         #expect(
-            try client.request(#"{"id":3,"method":"isEnabled","params":{"key":"\#(Self.decomposed)","default":false}}"#)?[
-                "result"] == ["enabled": false, "found": false])
+            try client.request(#"{"id":1,"method":"get","params":{"key":"\#(Self.decomposed)"}}"#)?["result"] == [
+                "flag": nil
+            ])
+        #expect(
+            try client.request(#"{"id":2,"method":"get","params":{"key":"cafe\u0301"}}"#)?["result"] == ["flag": nil])
+        #expect(
+            try client.request(
+                #"{"id":3,"method":"isEnabled","params":{"key":"\#(Self.decomposed)","default":false}}"#)?[
+                    "result"] == ["enabled": false, "found": false])
         let flag = try client.request(#"{"id":4,"method":"get","params":{"key":"caf\u00e9"}}"#)?["result"]?["flag"]
         #expect(flag?["ruleId"] == "r_pre")
     }

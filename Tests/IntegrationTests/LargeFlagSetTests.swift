@@ -41,7 +41,8 @@ import Testing
         guard let line, line.utf8.count > 6_000_000, line.hasSuffix("}") else { return false }
         let blob = blob(round)
         return (0..<20).allSatisfy { index in
-            line.contains(#"{"key":"big_\#(index)","enabled":true,"ruleId":"r_\#(round)","properties":{"blob":"\#(blob)"}}"#)
+            line.contains(
+                #"{"key":"big_\#(index)","enabled":true,"ruleId":"r_\#(round)","properties":{"blob":"\#(blob)"}}"#)
         }
     }
 

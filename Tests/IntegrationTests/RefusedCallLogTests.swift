@@ -40,7 +40,8 @@ struct RefusedCallLogTests {
         #expect(refused > 100, "\(outcome)")
         let logged = daemon.log.components(separatedBy: "refused a control method").count - 1
         #expect(logged >= 1, "\(daemon.log)")
-        #expect(logged <= Int(elapsed.components.seconds) + 2, "\(logged) lines for \(refused) refusals:\n\(daemon.log)")
+        #expect(
+            logged <= Int(elapsed.components.seconds) + 2, "\(logged) lines for \(refused) refusals:\n\(daemon.log)")
         // The line says how many calls it stands for.
         #expect(daemon.log.contains("CALLS_REFUSED"), "\(daemon.log.prefix(2000))")
         #expect(try daemon.connect().call("get", ["key": "dark_mode"])?["result"]?["flag"]?["key"] == "dark_mode")

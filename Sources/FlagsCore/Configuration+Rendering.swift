@@ -60,6 +60,7 @@ extension Configuration {
         case .maxLineBytes: String(maxLineBytes)
         case .maxPendingBytes: String(maxPendingBytes)
         case .maxSubscriptions: String(maxSubscriptions)
+        case .maxListenKeys: String(maxListenKeys)
         case .logLevel: logLevel.rawValue
         }
     }

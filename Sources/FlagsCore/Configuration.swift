@@ -45,6 +45,9 @@ public struct Configuration: Sendable, Equatable {
     public var maxLineBytes: Int = 65536
     public var maxPendingBytes: Int = 4_194_304
     public var maxSubscriptions: Int = 64
+    /// The keys one connection may listen to, over all its subscriptions; a key counts once per 64 bytes it
+    /// starts, and a subscription to every key counts nothing.
+    public var maxListenKeys: Int = 1024
     public var logLevel: LogLevel = .info
 
     public init() {}

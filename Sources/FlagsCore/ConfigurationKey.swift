@@ -31,6 +31,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case maxLineBytes = "MaxLineBytes"
     case maxPendingBytes = "MaxPendingBytes"
     case maxSubscriptions = "MaxSubscriptions"
+    case maxListenKeys = "MaxListenKeys"
     case logLevel = "LogLevel"
 
     /// The section the key belongs in.
@@ -42,7 +43,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .lifecycle, .localFlagsFile, .retryBackoff:
             .featureFlags
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
-            .maxPendingBytes, .maxSubscriptions, .logLevel:
+            .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel:
             .daemon
         }
     }

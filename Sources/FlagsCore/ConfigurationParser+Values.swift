@@ -101,6 +101,9 @@ extension ConfigurationParser {
         case .maxSubscriptions:
             guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
             configuration.maxSubscriptions = number
+        case .maxListenKeys:
+            guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
+            configuration.maxListenKeys = number
         case .logLevel:
             guard let level = LogLevel(rawValue: value) else {
                 return "invalid log level '\(shown)' for \(name) (expected debug, info, notice, warning or err)"

@@ -224,6 +224,7 @@ public struct ConfigurationParser: Sendable {
         case .maxLineBytes: configuration.maxLineBytes = defaults.maxLineBytes
         case .maxPendingBytes: configuration.maxPendingBytes = defaults.maxPendingBytes
         case .maxSubscriptions: configuration.maxSubscriptions = defaults.maxSubscriptions
+        case .maxListenKeys: configuration.maxListenKeys = defaults.maxListenKeys
         case .logLevel: configuration.logLevel = defaults.logLevel
         }
     }

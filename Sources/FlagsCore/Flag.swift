@@ -22,3 +22,20 @@ public struct Flag: Sendable, Hashable {
     /// True when the flag was killed in the Control Panel (R14).
     public var isKilled: Bool { ruleId.isEmpty }
 }
+
+extension Flag {
+    /// True when the two flags are the same to the byte, which `==` does not say: it compares strings by
+    /// Unicode canonical equivalence, so a property value that changed from a precomposed "é" to a decomposed
+    /// one would be equal, and no listener would hear of it (R9).
+    public func isIdentical(to other: Flag) -> Bool {
+        guard self == other, FlagKey(key) == FlagKey(other.key), FlagKey(ruleId) == FlagKey(other.ruleId) else {
+            return false
+        }
+        guard !properties.isEmpty else { return true }
+        var mine: [UInt8] = []
+        var theirs: [UInt8] = []
+        JSONValue.object(properties).write(to: &mine)
+        JSONValue.object(other.properties).write(to: &theirs)
+        return mine == theirs
+    }
+}

@@ -1,31 +1,46 @@
 /// The flags `get` can return, by key. An empty set and "no flags yet" read the same (R3).
+///
+/// Keys are exact (`FlagKey`): two keys that differ in any byte are two flags, even when Swift would call the
+/// strings equal.
 public struct FlagSet: Sendable, Equatable {
-    public private(set) var flags: [String: Flag]
+    public private(set) var entries: [FlagKey: Flag]
 
     public init(_ flags: [Flag] = []) {
-        self.flags = Dictionary(flags.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        self.entries = Dictionary(flags.map { (FlagKey($0.key), $0) }, uniquingKeysWith: { _, last in last })
     }
 
     public init(byKey flags: [String: Flag]) {
-        self.flags = flags
+        self.entries = Dictionary(flags.values.map { (FlagKey($0.key), $0) }, uniquingKeysWith: { _, last in last })
     }
 
-    public subscript(key: String) -> Flag? { flags[key] }
+    /// The flags by `String` key, for code that reads keys as Swift strings: keys that are canonically
+    /// equivalent but not identical fold into one entry here, so the daemon reads `entries`.
+    public var flags: [String: Flag] {
+        Dictionary(entries.values.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+    }
 
-    public var count: Int { flags.count }
-    public var isEmpty: Bool { flags.isEmpty }
+    public subscript(key: String) -> Flag? { entries[FlagKey(key)] }
 
-    /// Every flag, sorted by key as `getAll` returns them.
-    public var sorted: [Flag] { flags.values.sorted { $0.key < $1.key } }
+    public subscript(key: FlagKey) -> Flag? { entries[key] }
 
-    /// What changed from `self` to `newer` (R9): flags added or changed, keys removed.
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Every flag, sorted by key (byte order) as `getAll` returns them.
+    public var sorted: [Flag] { entries.sorted { $0.key < $1.key }.map(\.value) }
+
+    /// What changed from `self` to `newer` (R9): flags added or changed, keys removed. A flag whose key or
+    /// strings differ in any byte has changed, even when Swift's string equality says they are equal.
     public func diff(to newer: FlagSet) -> FlagDiff {
-        var changed: [Flag] = []
-        for (key, flag) in newer.flags where flags[key] != flag {
-            changed.append(flag)
+        var changed: [(FlagKey, Flag)] = []
+        for (key, flag) in newer.entries {
+            guard let old = entries[key], old.isIdentical(to: flag) else {
+                changed.append((key, flag))
+                continue
+            }
         }
-        let removed = flags.keys.filter { newer.flags[$0] == nil }
-        return FlagDiff(changed: changed.sorted { $0.key < $1.key }, removed: removed.sorted())
+        let removed = entries.keys.filter { newer.entries[$0] == nil }
+        return FlagDiff(changed: changed.sorted { $0.0 < $1.0 }.map(\.1), removed: removed.sorted().map(\.string))
     }
 }
 
@@ -45,9 +60,10 @@ public struct FlagDiff: Sendable, Equatable {
     public var isEmpty: Bool { changed.isEmpty && removed.isEmpty }
 
     /// The part of the diff that touches `keys`; everything when `keys` is nil.
-    public func restricted(to keys: Set<String>?) -> FlagDiff {
+    public func restricted(to keys: Set<FlagKey>?) -> FlagDiff {
         guard let keys else { return self }
         return FlagDiff(
-            changed: changed.filter { keys.contains($0.key) }, removed: removed.filter { keys.contains($0) })
+            changed: changed.filter { keys.contains(FlagKey($0.key)) },
+            removed: removed.filter { keys.contains(FlagKey($0)) })
     }
 }

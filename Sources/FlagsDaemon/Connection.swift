@@ -1,3 +1,4 @@
+import FlagsCore
 import FlagsProtocol
 import UnixIO
 
@@ -18,6 +19,13 @@ final class Connection {
     var queueOffset = 0
     /// Bytes in `queue`, minus `queueOffset`.
     var queuedBytes = 0
+    /// Bytes written to the socket since the connection opened.
+    var sentBytes = 0
+    /// Where the first message not yet wholly sent ends, counted as `sentBytes` counts; known once it was
+    /// looked for (`unsentOfFirstMessage`).
+    var firstMessageEnd = 0
+    /// Lines wait unread because more than `MaxPendingBytes` of output waits (`ServerLimits.takesRequests`).
+    var heldBack = false
     /// A request that may wait is being carried out; later lines wait so that responses keep request order.
     var busy = false
     /// Set after an unrecoverable framing error: send what is queued, then close.
@@ -26,7 +34,9 @@ final class Connection {
     /// lines already received, flush, then close.
     var inputClosed = false
     /// Subscription id to its keys (nil: every key), in creation order for deterministic fan-out.
-    var subscriptions: [(id: String, keys: Set<String>?)] = []
+    var subscriptions: [(id: String, keys: Set<FlagKey>?)] = []
+    /// What the subscriptions' keys count against `MaxListenKeys` (`ListenKeyCost`).
+    var listenKeyUnits = 0
     /// The epoll events currently registered.
     var interest: UInt32 = 0
     private var cachedGroups: [UInt32]??

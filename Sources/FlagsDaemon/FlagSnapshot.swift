@@ -9,20 +9,20 @@ public final class FlagSnapshot: Sendable {
     /// Counts changes of the visible flag set since the daemon started (PROTOCOL.md).
     public let revision: Int
     public let flags: FlagSet
-    /// Each flag's wire object, by key.
-    let encoded: [String: [UInt8]]
+    /// Each flag's wire object, by exact key.
+    let encoded: [FlagKey: [UInt8]]
     /// The `flags` array of `getAll` and `listen`, sorted by key, shared by every connection that asks.
     let encodedList: ByteChunk
 
     init(revision: Int, flags: FlagSet) {
         self.revision = revision
         self.flags = flags
-        var encoded: [String: [UInt8]] = [:]
+        var encoded: [FlagKey: [UInt8]] = [:]
         encoded.reserveCapacity(flags.count)
         var list: [UInt8] = [UInt8(ascii: "[")]
         for (position, flag) in flags.sorted.enumerated() {
             let bytes = flag.wireBytes
-            encoded[flag.key] = bytes
+            encoded[FlagKey(flag.key)] = bytes
             if position > 0 { list.append(UInt8(ascii: ",")) }
             list.append(contentsOf: bytes)
         }

@@ -6,15 +6,18 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxLineBytes: Int
     public var maxPendingBytes: Int
     public var maxSubscriptions: Int
+    /// Listen keys per connection, in `ListenKeyCost` units.
+    public var maxListenKeys: Int
 
     public init(
         maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304,
-        maxSubscriptions: Int = 64
+        maxSubscriptions: Int = 64, maxListenKeys: Int = 1024
     ) {
         self.maxConnections = maxConnections
         self.maxLineBytes = maxLineBytes
         self.maxPendingBytes = maxPendingBytes
         self.maxSubscriptions = maxSubscriptions
+        self.maxListenKeys = maxListenKeys
     }
 
     public init(_ configuration: Configuration) {
@@ -22,7 +25,8 @@ public struct ServerLimits: Sendable, Equatable {
             maxConnections: configuration.maxConnections,
             maxLineBytes: configuration.maxLineBytes,
             maxPendingBytes: configuration.maxPendingBytes,
-            maxSubscriptions: configuration.maxSubscriptions
+            maxSubscriptions: configuration.maxSubscriptions,
+            maxListenKeys: configuration.maxListenKeys
         )
     }
 }

@@ -17,7 +17,7 @@ final class ServerLoop: @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
         case update(FlagUpdate)
-        case completion(connection: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>)
+        case completion(connection: UInt64, requestID: RequestID?, result: Result<JSONValue, RPCError>)
         case limits(ServerLimits)
         case access(AccessPolicy)
         case shutdown
@@ -26,7 +26,8 @@ final class ServerLoop: @unchecked Sendable {
     /// A request the loop hands to the async side because it may wait.
     struct Work: Sendable {
         let connection: UInt64
-        let requestID: JSONValue?
+        /// The id as the request sent it, owning its bytes.
+        let requestID: RequestID?
         let call: Call
         let peer: PeerCredentials
     }
@@ -62,8 +63,8 @@ final class ServerLoop: @unchecked Sendable {
     private var subscriptionCount = 0
     private var phase = Phase.running
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
-    private var refusedSinceLog = 0
-    private var lastRefusalLog: UInt64 = 0
+    private var refusedConnections = LogThrottle()
+    private var refusedCalls = LogThrottle()
     /// Set while the daemon is out of descriptors: the listening socket is left out of epoll until then.
     private var acceptPausedUntil: UInt64?
     private var lastDescriptorLog: UInt64 = 0
@@ -139,17 +140,20 @@ final class ServerLoop: @unchecked Sendable {
                 logger.error("epoll_wait failed; the server stops", ["ERRNO": String(errno)])
                 break
             }
+            // Hangups before new connections: a slot its peer gave up is free for the client behind it.
+            var listenReady = false
             for index in 0..<Int(count) {
                 let event = events[index]
                 let fd = event.data.fd
                 if fd == wakeFD {
                     drainInbox()
                 } else if fd == listenFD {
-                    acceptConnections()
+                    listenReady = true
                 } else if let connection = connections[fd] {
                     handle(event.events, on: connection)
                 }
             }
+            if listenReady, listenFD >= 0 { acceptConnections() }
             if let paused = acceptPausedUntil, Self.now() >= paused { resumeAccepting() }
             if let beat = nextBeat, let heartbeat, Self.now() >= beat {
                 heartbeat.action()
@@ -212,6 +216,7 @@ final class ServerLoop: @unchecked Sendable {
                     return
                 }
             }
+            if connections.count >= limits.maxConnections { reapHangups() }
             guard connections.count < limits.maxConnections, case .running = phase else {
                 close(fd)
                 noteRefusedConnection()
@@ -227,6 +232,20 @@ final class ServerLoop: @unchecked Sendable {
             nextConnectionID += 1
             connections[fd] = connection
             updateInterest(connection)
+        }
+    }
+
+    /// At the limit, handles the connections whose peers left since the last wait, without waiting: a peer that
+    /// closed its end right before another connected must not keep its slot from that one.
+    private func reapHangups() {
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        let count = epoll_wait(epollFD, &events, Int32(events.count), 0)
+        for index in 0..<max(0, Int(count)) {
+            let event = events[index]
+            guard event.events & UInt32(EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0,
+                let connection = connections[event.data.fd]
+            else { continue }
+            handle(event.events, on: connection)
         }
     }
 
@@ -258,15 +277,20 @@ final class ServerLoop: @unchecked Sendable {
 
     /// Logs refusals past `MaxConnections` at most once a second, so a flood cannot flood the journal too.
     private func noteRefusedConnection() {
-        refusedSinceLog += 1
-        let now = Self.now()
-        guard now - lastRefusalLog >= 1_000_000_000 else { return }
+        guard let count = refusedConnections.record(now: Self.now()) else { return }
         logger.warning(
             "refused connections past MaxConnections",
-            ["CONNECTIONS_REFUSED": String(refusedSinceLog), "MAX_CONNECTIONS": String(limits.maxConnections)]
+            ["CONNECTIONS_REFUSED": String(count), "MAX_CONNECTIONS": String(limits.maxConnections)]
         )
-        refusedSinceLog = 0
-        lastRefusalLog = now
+    }
+
+    /// Logs refused control calls (-32001) at most once a second, as refused connections are.
+    private func noteRefusedCall(_ call: Call, on connection: Connection) {
+        guard let count = refusedCalls.record(now: Self.now()) else { return }
+        logger.notice(
+            "refused a control method",
+            ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)]
+        )
     }
 
     private func handle(_ events: UInt32, on connection: Connection) {
@@ -307,11 +331,16 @@ final class ServerLoop: @unchecked Sendable {
     /// Answers complete lines until one has to wait or the input runs out.
     private func processLines(_ connection: Connection) {
         while !connection.busy, !connection.closeAfterFlush {
+            guard limits.takesRequests(pending: connection.pendingBytes) else {
+                connection.heldBack = true
+                return
+            }
             switch connection.framer.next() {
             case .needMore:
                 return
             case .tooLong:
-                Message.writeError(id: .null, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
+                Message.writeError(
+                    id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
                 connection.closeAfterFlush = true
                 logger.warning(
                     "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
@@ -326,6 +355,13 @@ final class ServerLoop: @unchecked Sendable {
         guard connections[connection.fd] === connection else { return }
         flush(connection)
         guard connections[connection.fd] === connection else { return }
+        if connection.heldBack, limits.takesRequests(pending: connection.pendingBytes) {
+            // The client has read enough: the requests it sent meanwhile are answered now.
+            connection.heldBack = false
+            processLines(connection)
+            flush(connection)
+            guard connections[connection.fd] === connection else { return }
+        }
         if connection.pendingBytes == 0,
             connection.closeAfterFlush || ((isDraining || connection.inputClosed) && !connection.busy)
         {
@@ -341,82 +377,25 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     private func flush(_ connection: Connection) {
-        if connection.queue.isEmpty {
-            flushOutput(connection)
-        } else {
-            connection.seal()
-            flushQueue(connection)
-        }
-        guard connections[connection.fd] === connection else { return }
-        if connection.pendingBytes > limits.maxPendingBytes {
-            logger.warning(
-                "closed a connection whose client does not read its output",
-                ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
-            )
+        guard connection.sendPending() else {
             closeConnection(connection)
+            return
         }
-    }
-
-    /// The fast path: one buffer, one `send`.
-    private func flushOutput(_ connection: Connection) {
-        while connection.outputOffset < connection.output.count {
-            let written = connection.output.withUnsafeBytes { raw in
-                let start = raw.baseAddress.map { $0 + connection.outputOffset }
-                return send(connection.fd, start, raw.count - connection.outputOffset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN { closeConnection(connection) }
-                return
-            }
-            connection.outputOffset += written
-        }
-        // Keep a small buffer for the next answers; give back what a burst made large.
-        connection.output.removeAll(keepingCapacity: connection.output.capacity <= 65536)
-        connection.outputOffset = 0
-    }
-
-    /// Queued chunks, many per `sendmsg`.
-    private func flushQueue(_ connection: Connection) {
-        var vectors = [iovec](repeating: iovec(), count: 64)
-        while !connection.queue.isEmpty {
-            let count = min(vectors.count, connection.queue.count)
-            for index in 0..<count {
-                let chunk = connection.queue[index]
-                let skip = index == 0 ? connection.queueOffset : 0
-                vectors[index] = iovec(iov_base: chunk.base + skip, iov_len: chunk.count - skip)
-            }
-            let written = vectors.withUnsafeMutableBufferPointer { buffer -> Int in
-                var message = msghdr()
-                message.msg_iov = buffer.baseAddress
-                message.msg_iovlen = count
-                return sendmsg(connection.fd, &message, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN { closeConnection(connection) }
-                return
-            }
-            var remaining = written
-            connection.queuedBytes -= written
-            while remaining > 0, let first = connection.queue.first {
-                let left = first.count - connection.queueOffset
-                if remaining >= left {
-                    remaining -= left
-                    connection.queue.removeFirst()
-                    connection.queueOffset = 0
-                } else {
-                    connection.queueOffset += remaining
-                    remaining = 0
-                }
-            }
-        }
+        let overrun = limits.isOverrun(
+            pending: connection.pendingBytes, flagSetBytes: snapshot.encodedList.count,
+            firstMessage: connection.unsentOfFirstMessage)
+        guard overrun else { return }
+        logger.warning(
+            "closed a connection whose client does not read its output",
+            ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
+        )
+        closeConnection(connection)
     }
 
     private func updateInterest(_ connection: Connection) {
         // After the end of input, EPOLLRDHUP would be reported again and again: only a full hangup matters then.
         var events = UInt32(connection.inputClosed ? EPOLLHUP.rawValue : EPOLLRDHUP.rawValue)
-        if !connection.busy, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
+        if !connection.busy, !connection.heldBack, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
             events |= UInt32(EPOLLIN.rawValue)
         }
         if connection.pendingBytes > 0 { events |= UInt32(EPOLLOUT.rawValue) }
@@ -480,55 +459,59 @@ extension ServerLoop {
         let request: Request
         switch Request.decode(line) {
         case .failure(let failure):
-            if let id = failure.id { Message.writeError(id: id, error: failure.error, to: &connection.output) }
+            if let id = RequestID(echoing: failure.id, in: line) {
+                Message.writeError(id: id, error: failure.error, to: &connection.output)
+            }
             return
         case .success(let decoded):
             request = decoded
         }
+        // The id's text as sent, not the parsed number printed back (9007199254740993 is not a Double).
+        let requestID = RequestID(echoing: request.id, in: line)
         let call: Call
         do {
             call = try Call(method: request.method, params: request.params)
         } catch {
-            if let id = request.id { Message.writeError(id: id, error: error, to: &connection.output) }
+            if let id = requestID { Message.writeError(id: id, error: error, to: &connection.output) }
             return
         }
         if let refusal = permissionError(for: call, on: connection) {
-            logger.notice("refused a control method", ["METHOD": call.method, "PEER_UID": String(connection.peer.uid)])
-            if let id = request.id { Message.writeError(id: id, error: refusal, to: &connection.output) }
+            noteRefusedCall(call, on: connection)
+            if let id = requestID { Message.writeError(id: id, error: refusal, to: &connection.output) }
             return
         }
         switch call {
         case .get(let key):
-            guard let id = request.id else { return }
-            let encoded = snapshot.encoded[key]
+            guard let id = requestID else { return }
+            let encoded = snapshot.encoded[FlagKey(key)]
             Message.writeResult(id: id, to: &connection.output) { output in
                 output.append(contentsOf: #"{"flag":"#.utf8)
                 if let encoded { output.append(contentsOf: encoded) } else { output.append(contentsOf: "null".utf8) }
                 output.append(UInt8(ascii: "}"))
             }
         case .isEnabled(let key, let fallback):
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             let flag = snapshot.flags[key]
             let result: JSONValue = ["enabled": .bool(flag?.isEnabled ?? fallback), "found": .bool(flag != nil)]
             Message.writeResult(id: id, result: result, to: &connection.output)
         case .getAll:
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             writeListing(id: id, subscription: nil, on: connection)
         case .listen(let keys):
-            subscribe(connection, keys: keys, requestID: request.id)
+            subscribe(connection, keys: keys, requestID: requestID)
         case .unlisten(let subscription):
             guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
-                if let id = request.id {
+                if let id = requestID {
                     let error = RPCError.invalidParams("subscription", "is not a subscription of this connection")
                     Message.writeError(id: id, error: error, to: &connection.output)
                 }
                 return
             }
-            connection.subscriptions.remove(at: index)
+            connection.listenKeyUnits -= ListenKeyCost.units(of: connection.subscriptions.remove(at: index).keys)
             subscriptionCount -= 1
-            if let id = request.id { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
+            if let id = requestID { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
         case .status:
-            guard let id = request.id else { return }
+            guard let id = requestID else { return }
             var fields = handler.statusFields()
             fields["flags"] = .number(Double(snapshot.flags.count))
             fields["revision"] = .number(Double(snapshot.revision))
@@ -537,7 +520,7 @@ extension ServerLoop {
             Message.writeResult(id: id, result: .object(fields), to: &connection.output)
         case .refresh, .logImpression, .setUserId, .setAppState, .pushRegistered, .reload:
             connection.busy = true
-            submit(Work(connection: connection.id, requestID: request.id, call: call, peer: connection.peer))
+            submit(Work(connection: connection.id, requestID: requestID?.detached, call: call, peer: connection.peer))
         }
     }
 
@@ -548,7 +531,7 @@ extension ServerLoop {
             connection.output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
             connection.output.append(contentsOf: id)
             connection.output.append(contentsOf: #","result":{"flag":"#.utf8)
-            if let encoded = snapshot.encoded[key] {
+            if let encoded = snapshot.encoded[FlagKey(key)] {
                 connection.output.append(contentsOf: encoded)
             } else {
                 connection.output.append(contentsOf: "null".utf8)
@@ -564,9 +547,7 @@ extension ServerLoop {
             connection.output.append(contentsOf: (flag != nil ? #","found":true}}"# : #","found":false}}"#).utf8)
             connection.output.append(UInt8(ascii: "\n"))
         case .getAll(let id):
-            // The id's text is valid JSON, so the general writer can take it as a parsed value.
-            guard let value = try? JSONValue(parsing: Array(id)) else { return }
-            writeListing(id: value, subscription: nil, on: connection)
+            writeListing(id: RequestID(text: id), subscription: nil, on: connection)
         }
     }
 
@@ -579,7 +560,7 @@ extension ServerLoop {
         return allowed ? nil : .notPermitted(call.method)
     }
 
-    private func subscribe(_ connection: Connection, keys: [String]?, requestID: JSONValue?) {
+    private func subscribe(_ connection: Connection, keys: [String]?, requestID: RequestID?) {
         guard connection.subscriptions.count < limits.maxSubscriptions else {
             if let requestID {
                 Message.writeError(
@@ -587,10 +568,20 @@ extension ServerLoop {
             }
             return
         }
+        let wanted = keys.map { Set($0.map { FlagKey($0) }) }
+        let units = ListenKeyCost.units(of: wanted)
+        guard connection.listenKeyUnits + units <= limits.maxListenKeys else {
+            if let requestID {
+                let error = RPCError.tooManyListenKeys(
+                    limit: limits.maxListenKeys, held: connection.listenKeyUnits, requested: units)
+                Message.writeError(id: requestID, error: error, to: &connection.output)
+            }
+            return
+        }
         let subscription = "s\(nextSubscriptionID)"
         nextSubscriptionID += 1
-        let wanted = keys.map(Set.init)
         connection.subscriptions.append((subscription, wanted))
+        connection.listenKeyUnits += units
         subscriptionCount += 1
         guard let requestID else { return }
         writeListing(id: requestID, subscription: (subscription, handler.expiresAt()), keys: wanted, on: connection)
@@ -599,7 +590,7 @@ extension ServerLoop {
     /// `{"revision":N,"flags":[…]}` (with the subscription and the flags' `expiresAt` for `listen`). Every flag:
     /// the snapshot's shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
     private func writeListing(
-        id: JSONValue, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<String>? = nil,
+        id: RequestID, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<FlagKey>? = nil,
         on connection: Connection
     ) {
         Message.writeResultPrefix(id: id, to: &connection.output)
@@ -630,7 +621,7 @@ extension ServerLoop {
         connection.output.append(contentsOf: Message.resultSuffix)
     }
 
-    private func complete(connectionID: UInt64, requestID: JSONValue?, result: Result<JSONValue, RPCError>) {
+    private func complete(connectionID: UInt64, requestID: RequestID?, result: Result<JSONValue, RPCError>) {
         guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
         if let requestID {
@@ -658,7 +649,7 @@ extension ServerLoop {
             ByteChunk(
                 FlagsChanged.tail(
                     revision: revision,
-                    changed: diff.changed.map { encoded[$0.key] ?? $0.wireBytes },
+                    changed: diff.changed.map { encoded[FlagKey($0.key)] ?? $0.wireBytes },
                     removed: diff.removed,
                     expiresAt: expiresAt
                 )

@@ -4,11 +4,21 @@ public import FlagsCore
 public enum Message {
     /// Appends `{"jsonrpc":"2.0","id":ID,"result":RESULT}\n`.
     public static func writeResult(id: JSONValue, result: JSONValue, to output: inout [UInt8]) {
+        writeResult(id: RequestID(id), result: result, to: &output)
+    }
+
+    /// Appends `{"jsonrpc":"2.0","id":ID,"result":RESULT}\n` with the id as the request sent it.
+    public static func writeResult(id: RequestID, result: JSONValue, to output: inout [UInt8]) {
         writeResult(id: id, to: &output) { result.write(to: &$0) }
     }
 
-    /// Appends a result line whose result object `writeBody` writes itself (the fast path for flags).
+    /// Appends a result line whose result object `writeBody` writes itself.
     public static func writeResult(id: JSONValue, to output: inout [UInt8], writeBody: (inout [UInt8]) -> Void) {
+        writeResult(id: RequestID(id), to: &output, writeBody: writeBody)
+    }
+
+    /// Appends a result line whose result object `writeBody` writes itself (the fast path for flags).
+    public static func writeResult(id: RequestID, to output: inout [UInt8], writeBody: (inout [UInt8]) -> Void) {
         writeResultPrefix(id: id, to: &output)
         writeBody(&output)
         output.append(contentsOf: resultSuffix)
@@ -16,7 +26,7 @@ public enum Message {
 
     /// `{"jsonrpc":"2.0","id":ID,"result":`: a result line up to its result object, for callers that send the
     /// object from a shared buffer.
-    public static func writeResultPrefix(id: JSONValue, to output: inout [UInt8]) {
+    public static func writeResultPrefix(id: RequestID, to output: inout [UInt8]) {
         output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
         id.write(to: &output)
         output.append(contentsOf: #","result":"#.utf8)
@@ -27,6 +37,11 @@ public enum Message {
 
     /// Appends `{"jsonrpc":"2.0","id":ID,"error":{…}}\n`.
     public static func writeError(id: JSONValue, error: RPCError, to output: inout [UInt8]) {
+        writeError(id: RequestID(id), error: error, to: &output)
+    }
+
+    /// Appends `{"jsonrpc":"2.0","id":ID,"error":{…}}\n` with the id as the request sent it.
+    public static func writeError(id: RequestID, error: RPCError, to output: inout [UInt8]) {
         output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
         id.write(to: &output)
         output.append(contentsOf: #","error":"#.utf8)

@@ -22,6 +22,7 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let refreshFailedCode = -32000
     public static let notPermittedCode = -32001
     public static let tooManySubscriptionsCode = -32002
+    public static let tooManyListenKeysCode = -32003
 
     /// The line is not JSON.
     public static func parseError(_ detail: String) -> RPCError {
@@ -72,6 +73,19 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
             code: tooManySubscriptionsCode,
             message: "too many subscriptions (limit \(limit) per connection)",
             data: ["limit": .number(Double(limit))]
+        )
+    }
+
+    /// A `listen` whose keys would take the connection past `MaxListenKeys`; `data` says the limit, what the
+    /// connection's subscriptions hold and what this one asked for (in the same units).
+    public static func tooManyListenKeys(limit: Int, held: Int, requested: Int) -> RPCError {
+        RPCError(
+            code: tooManyListenKeysCode,
+            message: "too many listen keys (limit \(limit) per connection, MaxListenKeys)",
+            data: [
+                "limit": .number(Double(limit)), "held": .number(Double(held)),
+                "requested": .number(Double(requested)),
+            ]
         )
     }
 

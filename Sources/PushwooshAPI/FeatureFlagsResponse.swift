@@ -38,10 +38,11 @@ public struct FeatureFlagsResponse: Sendable, Equatable {
         guard let entries = flagsValue.arrayValue else { throw .unusable("flags is not an array") }
         var flags: [Flag] = []
         flags.reserveCapacity(entries.count)
-        var seen: Set<String> = []
+        // Exact keys: "café" precomposed and decomposed are two flags, not a duplicate (R2).
+        var seen: Set<FlagKey> = []
         for (index, entry) in entries.enumerated() {
             let flag = try decodeFlag(entry, index: index)
-            guard seen.insert(flag.key).inserted else {
+            guard seen.insert(FlagKey(flag.key)).inserted else {
                 throw .unusable("duplicate flag key \(PushwooshEnvelope.clipped(flag.key))")
             }
             flags.append(flag)

@@ -41,6 +41,7 @@ import Testing
                 MaxLineBytes=65536
                 MaxPendingBytes=4194304
                 MaxSubscriptions=64
+                MaxListenKeys=1024
                 LogLevel=info
 
                 """)

@@ -75,4 +75,31 @@ import Testing
         let diff = FlagDiff(changed: [Self.alpha], removed: ["gamma"])
         #expect(diff.restricted(to: ["Alpha", "GAMMA"]).isEmpty)
     }
+
+    /// "café" precomposed (U+00E9) and decomposed (e + U+0301): equal Swift strings, different keys (R2).
+    static let precomposed = "caf\u{E9}"
+    static let decomposed = "cafe\u{301}"
+
+    @Test func canonicallyEquivalentKeysAreTwoFlags() {
+        let set = FlagSet([
+            Flag(key: Self.precomposed, isEnabled: true, ruleId: "r_1"),
+            Flag(key: Self.decomposed, isEnabled: false, ruleId: "r_2"),
+        ])
+        #expect(set.count == 2)
+        #expect(set[Self.precomposed]?.ruleId == "r_1")
+        #expect(set[Self.decomposed]?.ruleId == "r_2")
+        #expect(FlagSet([Flag(key: Self.precomposed, isEnabled: true, ruleId: "r_1")])[Self.decomposed] == nil)
+        let diff = FlagDiff(
+            changed: [Flag(key: Self.precomposed, isEnabled: true, ruleId: "r_1")], removed: [Self.decomposed])
+        #expect(diff.restricted(to: [FlagKey(Self.decomposed)]) == FlagDiff(removed: [Self.decomposed]))
+    }
+
+    @Test func aValueThatChangedOnlyItsUnicodeFormIsAChange() {
+        let old = Flag(key: "k", isEnabled: true, ruleId: "r", properties: ["text": .string(Self.precomposed)])
+        let new = Flag(key: "k", isEnabled: true, ruleId: "r", properties: ["text": .string(Self.decomposed)])
+        #expect(FlagSet([old]).diff(to: FlagSet([new])).changed == [new])
+        let renamed = Flag(key: Self.decomposed, isEnabled: true, ruleId: "r")
+        let diff = FlagSet([Flag(key: Self.precomposed, isEnabled: true, ruleId: "r")]).diff(to: FlagSet([renamed]))
+        #expect(diff.changed.map(\.key) == [Self.decomposed] && diff.removed == [Self.precomposed])
+    }
 }

@@ -110,8 +110,8 @@ public enum ProtocolFuzzCheck {
             (id, call) = (fastID, .getAll)
         }
         guard call == general.call else { return "FastRequest read \(call), the general path \(general.call)" }
-        var generalID: [UInt8] = []
-        general.request.id?.write(to: &generalID)
+        // Both paths echo the id's text as the request sent it.
+        let generalID = RequestID(echoing: general.request.id, in: line).map { Array($0.text) } ?? []
         guard Array(id) == generalID else {
             return "FastRequest echoes id \(text(Array(id))), the general path \(text(generalID))"
         }

@@ -1,0 +1,37 @@
+/// A flag key that compares, hashes and sorts by its exact UTF-8 bytes (R2: no folding of any kind).
+///
+/// Swift's `String` equality is Unicode canonical equivalence: "café" with a precomposed é and "cafe" followed
+/// by a combining accent are equal strings, yet they are two different keys to Pushwoosh. Every map and set of
+/// flag keys (the flag set, its diffs, the keys a subscription listens to) is keyed by `FlagKey`.
+public struct FlagKey: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let string: String
+
+    public init(_ string: String) {
+        self.string = string
+    }
+
+    public init(stringLiteral value: String) {
+        self.string = value
+    }
+
+    public var description: String { string }
+
+    public static func == (lhs: FlagKey, rhs: FlagKey) -> Bool {
+        var left = lhs.string
+        var right = rhs.string
+        guard left.utf8.count == right.utf8.count else { return false }
+        // withUTF8 on a native string (every string the daemon builds) lends its storage without a copy.
+        return left.withUTF8 { leftBytes in right.withUTF8 { rightBytes in leftBytes.elementsEqual(rightBytes) } }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var text = string
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(text.utf8.count)
+    }
+
+    /// Byte order, which is also the order of the keys' Unicode scalars.
+    public static func < (lhs: FlagKey, rhs: FlagKey) -> Bool {
+        lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
+    }
+}

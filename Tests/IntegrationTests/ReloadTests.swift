@@ -61,15 +61,10 @@ import Testing
         "Concurrent reloads leave one source: after setUserId no request for the previous user reaches Pushwoosh",
         arguments: ConcurrentReloads.allCases)
     func concurrentReloadsLeaveOneSource(_ kind: ConcurrentReloads) async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         // Every source refreshes five times a second: one left running would keep asking for its user.
-        let daemon = try Fixtures.daemon(
-            server, featureFlags: ["RefreshInterval": "200ms"], pushwoosh: ["DeviceType": "0"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["RefreshInterval": "200ms"], pushwoosh: ["DeviceType": "0"])
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         _ = try await server.waitForRequests(count: 1)
         let before = daemon.notify.received.count
         for round in 1...3 {
@@ -96,17 +91,16 @@ import Testing
 
     @Test("A refresh in flight when the source is replaced is answered by the new source")
     func refreshDuringReloadGoesToNewSource() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         // The refresh for the first application is held until its caller leaves.
-        server.enqueue(.hang, for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.search]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(
-            server, featureFlags: ["DisableThrottle": "yes"], applicationCode: "AAAAA-11111")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            featureFlags: ["DisableThrottle": "yes"], applicationCode: "AAAAA-11111",
+            replies: { server in
+                server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+                server.enqueue(.hang, for: "getFeatureFlags")
+                server.setDefaultReply(.flags([Fixtures.search]), for: "getFeatureFlags")
+            })
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let refresher = try RawClient(socketPath: daemon.socketPath)
@@ -127,14 +121,9 @@ import Testing
 
     @Test("Control calls that arrive while a reload swaps the source wait for the new one; reads do not wait")
     func callsDuringSwapGoToNewSource() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(
-            server, featureFlags: ["DisableThrottle": "yes"], applicationCode: "AAAAA-11111")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"], applicationCode: "AAAAA-11111")
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let requestsBefore = server.requests.count
@@ -178,13 +167,9 @@ import Testing
 
     @Test("A setUserId racing a reload that replaces the source sticks")
     func setUserIdDuringReloadSticks() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, pushwoosh: ["DeviceType": "0"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(pushwoosh: ["DeviceType": "0"])
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         _ = try await server.waitForRequests(count: 1)
         let control = try RawClient(socketPath: daemon.socketPath)
         let reloader = try RawClient(socketPath: daemon.socketPath)
@@ -206,13 +191,9 @@ import Testing
 
     @Test("A reload to a ServerURL that does not end with json/1.3/ serves no flags and says why (R16)")
     func reloadToBadServerURLServesNothing() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start()
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         #expect(Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
@@ -243,15 +224,14 @@ import Testing
 
     @Test("A reload that changes only RequestTimeout keeps the session and its impressions, and applies the timeout")
     func requestTimeoutOnlyReloadKeepsSession() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(
-            server, featureFlags: ["DisableThrottle": "yes"], pushwoosh: ["RequestTimeout": "10s"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            featureFlags: ["DisableThrottle": "yes"], pushwoosh: ["RequestTimeout": "10s"],
+            replies: { server in
+                server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+                server.setDefaultReply(.hang, for: "getFeatureFlags")
+            })
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("logImpression", ["key": "new_checkout"])?["outcome"] == "sent")
@@ -276,13 +256,9 @@ import Testing
 
     @Test("A reload to another source that serves the same flags notifies no one")
     func reloadToSameFlagsIsNoChange() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start()
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let revision = try #require(try session.result("getAll")?["revision"])

@@ -86,6 +86,7 @@ public final class Daemon: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await server.run() }
             group.addTask { await status.run() }
+            group.addTask { await self.watchClockChanges(reloader: reloader, status: status) }
             for await number in signals {
                 if number == SIGHUP {
                     logger.notice("SIGHUP: reloading the configuration")
@@ -105,6 +106,19 @@ public final class Daemon: Sendable {
         }
         if let ownedPath { unlink(ownedPath) }
         logger.info("stopped")
+    }
+
+    /// Tells the current source of every wall-clock change (and resume), then republishes the status line.
+    private func watchClockChanges(reloader: Reloader, status: SystemdStatus) async {
+        let watcher = ClockChangeWatcher {
+            await reloader.current.withLock { $0 }.refresher.wallClockChanged()
+            status.update()
+        }
+        do {
+            try await watcher.run()
+        } catch {
+            logger.warning("cannot watch for wall-clock changes; status times may be off until the next refresh: \(error)")
+        }
     }
 
     /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing

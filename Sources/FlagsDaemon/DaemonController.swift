@@ -18,7 +18,8 @@ public final class DaemonController: RequestHandler {
     public func statusFields() -> [String: JSONValue] {
         let stack = self.stack
         let refresherStatus = stack.refresher.status.withLock { $0 }
-        var fields = refresherStatus.fields
+        let clock = stack.refresher.clock
+        var fields = refresherStatus.fields(clock: clock)
         fields["version"] = .string(PWFlagsVersion.current)
         fields["hwid"] = .string(stack.hwid)
         let counts = stack.impressions.counts.withLock { $0 }
@@ -38,7 +39,7 @@ public final class DaemonController: RequestHandler {
         } else {
             fields["source"] = "pushwoosh"
             fields["applicationCode"] = .string(stack.configuration.applicationCode)
-            fields["expiresAt"] = refresherStatus.expiresAt(maxAge: refresherStatus.cacheMaxAge)
+            fields["expiresAt"] = refresherStatus.expiresAt(maxAge: refresherStatus.cacheMaxAge, clock: clock)
         }
         return fields
     }

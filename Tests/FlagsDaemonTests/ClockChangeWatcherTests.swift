@@ -1,0 +1,40 @@
+import CLinux
+import Testing
+
+@testable import FlagsDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The wall-clock change watcher on the real `timerfd` (the machine's clock is never changed by a test).
+@Suite struct ClockChangeWatcherTests {
+    @Test("The timer arms with TFD_TIMER_CANCEL_ON_SET and reports no change while the clock is left alone")
+    func armsAndStaysQuiet() throws {
+        let fd = timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try ClockChangeWatcher.arm(fd)
+        var spec = itimerspec()
+        #expect(timerfd_gettime(fd, &spec) == 0)
+        // Armed about `horizon` ahead: the timer is pending, not expired.
+        #expect(Int(spec.it_value.tv_sec) > ClockChangeWatcher.horizon - 60)
+        #expect(!ClockChangeWatcher.consume(fd))
+    }
+
+    @Test("The watcher runs until its task is cancelled, and calls nobody without a change")
+    func runsUntilCancelled() async throws {
+        let calls = Counter()
+        let watcher = ClockChangeWatcher { await calls.add() }
+        let task = Task { try await watcher.run() }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        try await task.value
+        #expect(await calls.count == 0)
+    }
+
+    actor Counter {
+        var count = 0
+        func add() { count += 1 }
+    }
+}

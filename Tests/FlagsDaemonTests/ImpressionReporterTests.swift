@@ -60,7 +60,6 @@ import Testing
         #expect(await second.value == .failed(status: 503))
         #expect(await third.value == .failed(status: 503))
         // R18: the failure was not recorded as sent, so the next call sends it again.
-        rig.fetcher.release(.success(()))
         let again = Task { await rig.reporter.logImpression(key: "new_checkout") }
         await rig.waitForHeldSends(1)
         rig.fetcher.release(.success(()))

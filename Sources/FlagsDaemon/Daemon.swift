@@ -117,7 +117,8 @@ public final class Daemon: Sendable {
         do {
             try await watcher.run()
         } catch {
-            logger.warning("cannot watch for wall-clock changes; status times may be off until the next refresh: \(error)")
+            logger.warning(
+                "cannot watch for wall-clock changes; status times may be off until the next refresh: \(error)")
         }
     }
 

@@ -94,7 +94,8 @@ struct FlagCache: Sendable {
         } catch {
             return .failure(.corrupt("not JSON: \(error)"))
         }
-        guard let format = value["format"]?.integerValue, readableFormats.contains(format), let code = value["applicationCode"]?.stringValue,
+        guard let format = value["format"]?.integerValue, readableFormats.contains(format),
+            let code = value["applicationCode"]?.stringValue,
             let user = value["userId"]?.stringValue, let fetchedAt = value["fetchedAt"]?.numberValue,
             let response = value["response"]
         else { return .failure(.corrupt("missing members")) }

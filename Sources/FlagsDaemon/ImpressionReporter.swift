@@ -46,7 +46,8 @@ actor ImpressionReporter {
     private let clock: any DaemonClock
     private var ledger = ImpressionLedger()
     private var sending: [Send: Task<Outcome, Never>] = [:]
-    private var bucket = TokenBucket(capacity: ImpressionReporter.burst, ratePerSecond: ImpressionReporter.ratePerSecond)
+    private var bucket = TokenBucket(
+        capacity: ImpressionReporter.burst, ratePerSecond: ImpressionReporter.ratePerSecond)
     /// When the log last said impressions are held back: at most once a second.
     private var heldBackLoggedAt: Double?
 

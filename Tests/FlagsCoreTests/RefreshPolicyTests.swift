@@ -557,9 +557,11 @@ import Testing
             #expect(due.expireFlags || due.sessionStarted || !due.refresh.isEmpty, "idle wake at \(now - t0)")
         }
     }
+
     // MARK: Issue 11: requests counted, callers spaced, the boot clock
 
-    @Test("R10: while the stored flags are valid a failed request opens the window too: one request per RefreshThrottle")
+    @Test(
+        "R10: while the stored flags are valid a failed request opens the window too: one request per RefreshThrottle")
     func r10FailedRequestsCount() {
         var policy = fetchedPolicy(at: t0)
         let later = t0 + 400

@@ -23,7 +23,8 @@ struct CacheFile {
         } catch {
             throw Corrupt(description: "not JSON (\(data.count) bytes): \(error)")
         }
-        guard let format = value["format"]?.integerValue, [1, 2].contains(format), let code = value["applicationCode"]?.stringValue,
+        guard let format = value["format"]?.integerValue, [1, 2].contains(format),
+            let code = value["applicationCode"]?.stringValue,
             let user = value["userId"]?.stringValue, let fetchedAt = value["fetchedAt"]?.numberValue,
             let flags = value["response"]?["flags"]?.arrayValue
         else { throw Corrupt(description: "missing members in \(value.serialized())") }

@@ -45,7 +45,9 @@ import Testing
         #expect(Self.flagRequests(server).count == 2)
     }
 
-    @Test("A flood of setUserId, setAppState, refresh and pushRegistered from four connections sends about one request a second; the last user's flags arrive within a second")
+    @Test(
+        "A flood of setUserId, setAppState, refresh and pushRegistered from four connections sends about one request a second; the last user's flags arrive within a second"
+    )
     func controlFloodIsBounded() async throws {
         let server = try FakePushwooshServer.start()
         server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")

@@ -18,14 +18,6 @@ protocol DaemonClock: Sendable {
     func sleep(seconds: Double) async
 }
 
-extension DaemonClock {
-    /// The wall time a boot-clock moment corresponds to, by the wall clock as it reads now: right after a
-    /// wall-clock change, unlike a wall time taken at that moment.
-    func wallTime(ofBoot boot: Double) -> Double {
-        wallNow() - (bootNow() - boot)
-    }
-}
-
 /// The machine's clocks.
 struct SystemClock: DaemonClock {
     func bootNow() -> Double {

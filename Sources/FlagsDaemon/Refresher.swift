@@ -18,13 +18,11 @@ actor Refresher {
 
     private let fetcher: any FlagFetcher
     private let store: FlagStore
-    private let cache: FlagCache
     private let stateDirectory: StateDirectory
     private let applicationCode: String
     private let defaultUserId: String
     /// Both clocks; `status` turns the boot times it publishes into wall times with it.
     let clock: any DaemonClock
-    private let bootID: String?
     private let jitter: @Sendable () -> Double
     private let logger: Logger
     private let onSessionStart: @Sendable (Int) -> Void
@@ -36,12 +34,8 @@ actor Refresher {
     private var inFlight: (generation: Int, task: Task<FetchResult, Never>)?
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     private var wallOffset: Double
-    /// The complete response on disk and its fetch time on this boot's clock, for re-stamping its wall time
-    /// after a wall-clock change; nil when the disk holds nothing of this user's.
-    private var persisted: (entry: FlagCache.Entry, bootFetchedAt: Double)?
-    /// A disk cache served although its age is unknown (the wall clock read earlier than its fetch): its flags
-    /// count from the daemon's start until a wall-clock change lets its age be judged again.
-    private var provisional: CacheAge.Record?
+    /// The disk cache and its fetch time on both clocks.
+    private var cache: CacheTimes
     private var lastError: (status: Int, at: Double)?
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
@@ -69,12 +63,11 @@ actor Refresher {
     ) {
         self.fetcher = fetcher
         self.store = store
-        self.cache = FlagCache(directory: stateDirectory)
+        self.cache = CacheTimes(file: FlagCache(directory: stateDirectory), bootID: bootID)
         self.stateDirectory = stateDirectory
         self.applicationCode = configuration.applicationCode
         self.defaultUserId = configuration.userID ?? hwid
         self.clock = clock
-        self.bootID = bootID
         self.wallOffset = clock.wallNow() - clock.bootNow()
         self.jitter = jitter
         self.logger = logger
@@ -132,7 +125,6 @@ actor Refresher {
             logger.warning("the stored flags are older than CacheMaxAge and are no longer served (R15)")
             store.replace(with: FlagSet())
             removeCache()
-            provisional = nil
         }
         publish()
         guard !due.refresh.isEmpty else { return }
@@ -202,7 +194,7 @@ actor Refresher {
         let now = clock.bootNow()
         switch result {
         case .success(let response):
-            provisional = nil
+            cache.replacedInMemory()
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
@@ -214,12 +206,9 @@ actor Refresher {
                     "Pushwoosh sent a partial response: served, not stored (R13)",
                     ["FLAG_COUNT": String(response.flags.count)])
             } else if fetcher.persists {
-                let entry = FlagCache.Entry(
-                    applicationCode: applicationCode, userId: userId, fetchedAt: clock.wallTime(ofBoot: now),
-                    bootID: bootID, bootFetchedAt: now, flags: response.flags)
                 do {
-                    try cache.store(entry)
-                    persisted = (entry, now)
+                    try cache.store(
+                        response.flags, applicationCode: applicationCode, userId: userId, at: reading(bootNow: now))
                     cacheError = nil
                 } catch {
                     cacheError = (error.description, now)
@@ -287,7 +276,6 @@ actor Refresher {
             store.replace(with: FlagSet())
             removeCache()
         }
-        provisional = nil
         policy.userChanged(now: clock.bootNow())
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
@@ -347,32 +335,19 @@ actor Refresher {
             logger.notice(
                 "the wall clock changed by \(Int(jump.rounded())) s; refresh timers and flag ages are unaffected",
                 ["CLOCK_JUMP_SECONDS": String(Int(jump.rounded())), "PWFLAGS_EVENT": "clock-changed"])
-            restampCache()
+            do {
+                try cache.restamp(at: reading(bootNow: boot))
+            } catch {
+                logger.warning("cannot re-stamp the disk cache after the wall-clock change: \(error)")
+            }
         }
-        if let record = provisional, case .known(let age) = CacheAge.judge(record, at: reading(bootNow: boot)) {
-            provisional = nil
+        if let age = cache.judgeAgain(at: reading(bootNow: boot)) {
             policy.cacheAgeKnown(fetchedAt: boot - age)
             logger.notice(
                 "the disk cache's age is known again after the wall-clock change", ["AGE_SECONDS": String(Int(age))])
         }
         publish()
         wake()
-    }
-
-    /// Rewrites the disk cache's wall fetch time from its boot-clock time, so that after a reboot its age is
-    /// judged by the corrected wall clock.
-    private func restampCache() {
-        guard let (persistedEntry, bootFetchedAt) = persisted else { return }
-        var entry = persistedEntry
-        entry.fetchedAt = clock.wallTime(ofBoot: bootFetchedAt)
-        entry.bootID = bootID
-        entry.bootFetchedAt = bootFetchedAt
-        do {
-            try cache.store(entry)
-            persisted = (entry, bootFetchedAt)
-        } catch {
-            logger.warning("cannot re-stamp the disk cache after the wall-clock change: \(error)")
-        }
     }
 
     // MARK: The disk cache at start
@@ -384,28 +359,22 @@ actor Refresher {
     /// device booting at 1970 before NTP) is served provisionally, its age counted from now, so that it never
     /// outlives CacheMaxAge from the start; a wall-clock change judges it again (`wallClockChanged`).
     private func loadCache(now: Double) -> Double? {
+        let loaded = cache.load(
+            applicationCode: applicationCode, userId: userId, at: reading(bootNow: now),
+            maxAge: policy.settings.cacheMaxAge)
         let entry: FlagCache.Entry
-        switch cache.load(applicationCode: applicationCode, userId: userId) {
-        case .success(let loaded): entry = loaded
-        case .failure(.missing):
+        let fetchedAt: Double
+        switch loaded {
+        case .rejected(.missing):
             logger.debug("no disk cache yet")
             return nil
-        case .failure(let rejection):
+        case .rejected(let rejection):
             logger.notice("ignored the disk cache: \(rejection)")
             return nil
-        }
-        let fetchedAt: Double
-        switch CacheAge.judge(entry.record, at: reading(bootNow: now)) {
-        case .known(let age):
-            guard age < policy.settings.cacheMaxAge else {
-                logger.notice("ignored the disk cache: \(FlagCache.Rejection.tooOld(ageSeconds: age))")
-                return nil
-            }
-            fetchedAt = now - age
-            persisted = (entry, fetchedAt)
-        case .unknown:
-            fetchedAt = now
-            provisional = entry.record
+        case .served(let served, let bootFetchedAt):
+            (entry, fetchedAt) = (served, bootFetchedAt)
+        case .provisional(let served, let bootFetchedAt):
+            (entry, fetchedAt) = (served, bootFetchedAt)
             logger.notice(
                 "the disk cache was fetched later than the wall clock reads now; it is served for at most"
                     + " CacheMaxAge from now, and judged again when the wall clock is set",
@@ -419,13 +388,12 @@ actor Refresher {
     }
 
     private func reading(bootNow: Double) -> CacheAge.Reading {
-        CacheAge.Reading(bootID: bootID, boot: bootNow, wall: clock.wallNow())
+        CacheAge.Reading(bootID: cache.bootID, boot: bootNow, wall: clock.wallNow())
     }
 
     // MARK: Internals
 
     private func removeCache() {
-        persisted = nil
         do {
             try cache.remove()
             cacheError = nil

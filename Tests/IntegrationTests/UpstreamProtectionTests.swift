@@ -116,6 +116,7 @@ import Testing
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("flag_39", on: session))
         var outcomes: [String] = []
+        let started = ContinuousClock.now
         for flag in flags {
             let result = try session.result("logImpression", ["key": .string(flag.key)])
             outcomes.append(result?["outcome"]?.stringValue ?? "none")
@@ -123,7 +124,9 @@ import Testing
         }
         let sent = outcomes.filter { $0 == "sent" }.count
         let events = { server.requests.filter { $0.apiMethod == "postEvent" }.count }
-        #expect((30...31).contains(sent), "\(outcomes)")
+        // 30 at once, then one a second: a slow machine (a sanitizer) may see a token or two more.
+        let seconds = Int((ContinuousClock.now - started).components.seconds)
+        #expect((30...31 + seconds).contains(sent), "\(outcomes)")
         #expect(events() == sent)
         let heldBack = try #require(flags.indices.last { outcomes[$0] == "failed" })
         // R18: the held-back impression is sent by a later logImpression, once the bound allows.

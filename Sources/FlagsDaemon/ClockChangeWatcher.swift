@@ -12,15 +12,17 @@ import UnixIO
 /// A `timerfd` on `CLOCK_REALTIME`, armed far ahead with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET`: its read
 /// fails with `ECANCELED` as soon as the clock is set, and the kernel treats a resume the same way. The timer is
 /// armed again after every change. All of its system calls are in this file.
-struct ClockChangeWatcher: Sendable {
-    /// Called after each change, one at a time.
-    let onChange: @Sendable () async -> Void
-
+///
+/// The timer is made at start, before the daemon says it is ready, so that its descriptor is part of the
+/// daemon's steady set from the first moment; `run` closes it when it returns.
+final class ClockChangeWatcher: Sendable {
     /// How far ahead the timer is armed; should the wall clock ever reach it, it is armed again.
     static let horizon = 10 * 365 * 86400
 
-    /// Watches until cancelled; throws when the timer cannot be made (a kernel without `timerfd`).
-    func run() async throws(SystemError) {
+    private let fd: Int32
+
+    /// Makes and arms the timer; throws when it cannot (a kernel without `timerfd`).
+    init() throws(SystemError) {
         let fd = try syscall("timerfd_create") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
         do {
             try Self.arm(fd)
@@ -28,6 +30,12 @@ struct ClockChangeWatcher: Sendable {
             close(fd)
             throw error
         }
+        self.fd = fd
+    }
+
+    /// Calls `onChange` after each change, one at a time, until cancelled.
+    func run(onChange: @escaping @Sendable () async -> Void) async {
+        let fd = self.fd
         let changes = AsyncStream<Void>(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let source = DispatchSource.makeReadSource(
                 fileDescriptor: fd, queue: DispatchQueue(label: "pwflagsd.clock-changes"))

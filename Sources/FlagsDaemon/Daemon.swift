@@ -79,6 +79,7 @@ public final class Daemon: Sendable {
             "pwflagsd \(PWFlagsVersion.current) serving",
             ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status.line()]
         )
+        let clockWatcher = makeClockWatcher()
         Systemd.notifyReady(status: status.line())
         // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
         await reloader.start(server: server)
@@ -86,7 +87,14 @@ public final class Daemon: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await server.run() }
             group.addTask { await status.run() }
-            group.addTask { await self.watchClockChanges(reloader: reloader, status: status) }
+            if let clockWatcher {
+                group.addTask {
+                    await clockWatcher.run {
+                        await reloader.current.withLock { $0 }.refresher.wallClockChanged()
+                        status.update()
+                    }
+                }
+            }
             for await number in signals {
                 if number == SIGHUP {
                     logger.notice("SIGHUP: reloading the configuration")
@@ -108,17 +116,14 @@ public final class Daemon: Sendable {
         logger.info("stopped")
     }
 
-    /// Tells the current source of every wall-clock change (and resume), then republishes the status line.
-    private func watchClockChanges(reloader: Reloader, status: SystemdStatus) async {
-        let watcher = ClockChangeWatcher {
-            await reloader.current.withLock { $0 }.refresher.wallClockChanged()
-            status.update()
-        }
+    /// The watcher of wall-clock changes (and resumes), which tells the current source and republishes the
+    /// status line; nil, with a warning, when the kernel has no `timerfd`.
+    private func makeClockWatcher() -> ClockChangeWatcher? {
         do {
-            try await watcher.run()
+            return try ClockChangeWatcher()
         } catch {
-            logger.warning(
-                "cannot watch for wall-clock changes; status times may be off until the next refresh: \(error)")
+            logger.warning("cannot watch for wall-clock changes; status times may lag until the next refresh: \(error)")
+            return nil
         }
     }
 

@@ -25,11 +25,11 @@ import Testing
     @Test("The watcher runs until its task is cancelled, and calls nobody without a change")
     func runsUntilCancelled() async throws {
         let calls = Counter()
-        let watcher = ClockChangeWatcher { await calls.add() }
-        let task = Task { try await watcher.run() }
+        let watcher = try ClockChangeWatcher()
+        let task = Task { await watcher.run { await calls.add() } }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
-        try await task.value
+        await task.value
         #expect(await calls.count == 0)
     }
 

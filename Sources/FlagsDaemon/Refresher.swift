@@ -140,10 +140,10 @@ actor Refresher {
     private func waitUntil(_ deadline: Double?) async {
         await withCheckedContinuation { continuation in
             wakeup = continuation
-            // Deadlines are on the boot clock, but a task's sleep is not promised to count suspended time: waking
-            // at least once a minute bounds how late a deadline that fell in a suspend is noticed. (A resume also
-            // reaches `wallClockChanged`, which wakes the loop at once.) This is not a clock poll: nothing here
-            // reads the wall clock.
+            // Deadlines are on the boot clock. `Task.sleep` runs on ContinuousClock, which on Linux is
+            // CLOCK_BOOTTIME (libdispatch arms its timer on that clock), so a sleep ends on time across a suspend;
+            // a resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute
+            // only bounds the damage should either ever differ; it is not a clock poll (no wall clock is read).
             let delay = min(60, max(0, (deadline ?? .infinity) - clock.bootNow()))
             let clock = self.clock
             timer = Task {

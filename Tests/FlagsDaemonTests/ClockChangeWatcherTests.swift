@@ -1,4 +1,5 @@
 import CLinux
+import Foundation
 import Testing
 
 @testable import FlagsDaemon
@@ -20,6 +21,10 @@ import Testing
         // Armed about `horizon` ahead: the timer is pending, not expired.
         #expect(Int(spec.it_value.tv_sec) > ClockChangeWatcher.horizon - 60)
         #expect(!ClockChangeWatcher.consume(fd))
+        // The kernel's view: a CLOCK_REALTIME timer (clockid 0) set with TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET.
+        let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)) ?? ""
+        #expect(info.contains("clockid: 0\n"), "\(info)")
+        #expect(info.contains("settime flags: 03\n"), "\(info)")
     }
 
     @Test("The watcher runs until its task is cancelled, and calls nobody without a change")

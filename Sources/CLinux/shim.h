@@ -1,10 +1,11 @@
 #ifndef PWFLAGSD_CLINUX_SHIM_H
 #define PWFLAGSD_CLINUX_SHIM_H
-// Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify, prctl.
+// Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify, timerfd, prctl.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 
 // prctl(2) is variadic, which Swift cannot call.
 static inline int pwflagsd_prctl_set_dumpable(int dumpable) {

@@ -1,4 +1,8 @@
 /// Which impressions a session has already reported (R18): one per flag, rule and state per session.
+///
+/// It holds one session at a time: a claim for a newer session forgets what the previous one sent and had in
+/// flight, and a send of the previous session that ends later is not recorded (`finish` checks the session).
+/// Whoever keeps the sends themselves keys them by session as well.
 public struct ImpressionLedger: Sendable, Equatable {
     /// What makes two impressions the same.
     public struct Key: Sendable, Hashable {

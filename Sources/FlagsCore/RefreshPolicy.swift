@@ -1,8 +1,15 @@
 /// When to ask Pushwoosh for flags (R8, R10, R12, R13, R15) and when sessions start: a pure state machine.
 ///
-/// Time comes in as a parameter, in seconds since the Unix epoch (wall time, because a cache's age must
-/// survive a restart), so every rule can be tested with a made-up clock. The daemon's refresher feeds it
+/// Time comes in as a parameter, in seconds on the boot clock (`CLOCK_BOOTTIME`: it keeps counting through
+/// suspend and never jumps when the wall clock is set), so every interval it measures (RefreshInterval,
+/// RefreshThrottle, SessionTimeout, SessionMaxAge, RetryBackoff, the flags' age against CacheMaxAge) is immune
+/// to wall-clock changes, and every rule can be tested with a made-up clock. A disk cache's fetch time is
+/// turned into this clock by the refresher before it gets here (`CacheAge`). The refresher feeds the policy
 /// events, asks `due(now:)` what to do, and sleeps until `nextWake(now:)`.
+///
+/// Besides R10's throttle, requests that callers prompt (`refresh`, `pushRegistered`, `setUserId`,
+/// `setAppState`) go at least `callerSpacing` after the previous request, so that no loop of local calls sends
+/// more than about one request a second; such triggers wait and share the one request that then goes.
 public struct RefreshPolicy: Sendable, Equatable {
     /// The durations of CONFIG.md in seconds, and the lifecycle.
     public struct Settings: Sendable, Equatable {
@@ -14,6 +21,8 @@ public struct RefreshPolicy: Sendable, Equatable {
         public var disableThrottle: Bool
         public var lifecycle: Lifecycle
         public var retryBackoff: Double
+        /// The least time between the previous request and one a caller prompts (not a configuration key).
+        public var callerSpacing = RefreshPolicy.callerSpacing
 
         public init(_ configuration: Configuration) {
             cacheMaxAge = configuration.cacheMaxAge.seconds
@@ -49,6 +58,10 @@ public struct RefreshPolicy: Sendable, Equatable {
         case failed
     }
 
+    /// One request a second at most for what callers prompt: Pushwoosh is protected from any local loop, and a
+    /// user change still reaches it within a second.
+    public static let callerSpacing = 1.0
+
     public var settings: Settings
 
     /// `foreground` or `background`; always foreground with `Lifecycle=foreground`.
@@ -64,6 +77,8 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// The last complete response: the start of the R10 throttle window.
     public private(set) var lastCompleteAt: Double?
     public private(set) var lastRequestSentAt: Double?
+    /// The last request sent while valid, complete flags were served: R10 counts requests sent, failed or not.
+    private var lastThrottledRequestAt: Double?
     /// Automatic refreshes that failed in a row.
     public private(set) var failures = 0
     public private(set) var retryAt: Double?
@@ -117,6 +132,7 @@ public struct RefreshPolicy: Sendable, Equatable {
         lastCompleteAt = nil
         failures = 0
         retryAt = nil
+        lastThrottledRequestAt = nil
         pending.insert(.userChanged)
         if isForeground { startSession(now: now) } else { sessionStartedAt = nil }
     }
@@ -133,6 +149,7 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// A request is about to be sent: the triggers it answers are cleared; later ones wait for the next.
     public mutating func requestStarted(now: Double) {
         lastRequestSentAt = now
+        if hasValidFlags(now: now), !servesPartial { lastThrottledRequestAt = now }
         pending.removeAll()
     }
 
@@ -171,6 +188,7 @@ public struct RefreshPolicy: Sendable, Equatable {
             // R15: past CacheMaxAge nothing is served; callers get their defaults.
             fetchedAt = nil
             lastCompleteAt = nil
+            lastThrottledRequestAt = nil
             servesPartial = false
             result.expireFlags = true
         }
@@ -191,8 +209,23 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// R10, R12: whether a caller's refresh sends a request, or is answered from the stored flags.
     public func manualRefreshSendsRequest(now: Double) -> Bool {
         if settings.disableThrottle { return true }
-        guard hasValidFlags(now: now), !servesPartial, let windowStart = lastCompleteAt else { return true }
+        guard hasValidFlags(now: now), !servesPartial, let completeAt = lastCompleteAt else { return true }
+        let windowStart = max(completeAt, lastThrottledRequestAt ?? completeAt)
         return now - windowStart >= settings.refreshThrottle
+    }
+
+    /// The earliest moment a request a caller prompts may go: `callerSpacing` after the previous request.
+    public func earliestCallerRequest(now: Double) -> Double {
+        guard let lastRequestSentAt else { return now }
+        return max(now, lastRequestSentAt + settings.callerSpacing)
+    }
+
+    /// A provisional disk cache's age became known (the wall clock was corrected): its flags count from
+    /// `corrected` when that is earlier than what they counted from, never from a later time.
+    public mutating func cacheAgeKnown(fetchedAt corrected: Double) {
+        guard let current = fetchedAt, corrected < current else { return }
+        fetchedAt = corrected
+        if lastCompleteAt == current { lastCompleteAt = corrected }
     }
 
     /// True while stored flags exist and are younger than `CacheMaxAge`.
@@ -213,8 +246,8 @@ public struct RefreshPolicy: Sendable, Equatable {
         // In the background only the triggers `dueTriggers` lets through count: a session start left pending
         // there waits for the next foreground instead of waking the refresher over and over.
         let duePending = automaticAllowed ? pending : pending.intersection([.userChanged, .pushRegistered])
-        if !duePending.isEmpty { return now }
         var candidates: [Double] = []
+        if !duePending.isEmpty { candidates.append(earliestCallerRequest(now: now)) }
         if automaticAllowed {
             if let retryAt { candidates.append(retryAt) }
             if let lastCompleteAt, retryAt == nil { candidates.append(lastCompleteAt + settings.refreshInterval) }
@@ -243,7 +276,8 @@ public struct RefreshPolicy: Sendable, Equatable {
     }
 
     private func dueTriggers(now: Double) -> Set<Trigger> {
-        var triggers = pending
+        // Pending triggers come from callers (and the session start): they wait for the spacing.
+        var triggers = earliestCallerRequest(now: now) <= now ? pending : []
         let automaticAllowed = isForeground || settings.lifecycle == .foreground
         guard automaticAllowed else { return triggers.intersection([.userChanged, .pushRegistered]) }
         if let retryAt, now >= retryAt { triggers.insert(.retry) }

@@ -79,6 +79,7 @@ public final class Daemon: Sendable {
             "pwflagsd \(PWFlagsVersion.current) serving",
             ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status.line()]
         )
+        let clockWatcher = makeClockWatcher()
         Systemd.notifyReady(status: status.line())
         // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
         await reloader.start(server: server)
@@ -86,6 +87,14 @@ public final class Daemon: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await server.run() }
             group.addTask { await status.run() }
+            if let clockWatcher {
+                group.addTask {
+                    await clockWatcher.run {
+                        await reloader.stacks.current.refresher.wallClockChanged()
+                        status.update()
+                    }
+                }
+            }
             for await number in signals {
                 if number == SIGHUP {
                     logger.notice("SIGHUP: reloading the configuration")
@@ -106,6 +115,17 @@ public final class Daemon: Sendable {
         }
         if let ownedPath { unlink(ownedPath) }
         logger.info("stopped")
+    }
+
+    /// The watcher of wall-clock changes (and resumes), which tells the current source and republishes the
+    /// status line; nil, with a warning, when the kernel has no `timerfd`.
+    private func makeClockWatcher() -> ClockChangeWatcher? {
+        do {
+            return try ClockChangeWatcher()
+        } catch {
+            logger.warning("cannot watch for wall-clock changes; status times may lag until the next refresh: \(error)")
+            return nil
+        }
     }
 
     /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing

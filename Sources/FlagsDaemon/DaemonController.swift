@@ -19,7 +19,8 @@ public final class DaemonController: RequestHandler {
     public func statusFields() -> [String: JSONValue] {
         let stack = self.stack
         let refresherStatus = stack.refresher.status.withLock { $0 }
-        var fields = refresherStatus.fields
+        let clock = stack.refresher.clock
+        var fields = refresherStatus.fields(clock: clock)
         fields["version"] = .string(PWFlagsVersion.current)
         fields["hwid"] = .string(stack.hwid)
         let counts = stack.impressions.counts.withLock { $0 }
@@ -38,13 +39,14 @@ public final class DaemonController: RequestHandler {
             fields["source"] = "pushwoosh"
             fields["applicationCode"] = .string(stack.configuration.applicationCode)
         }
-        fields["expiresAt"] = FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus)
+        fields["expiresAt"] = FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus, clock: clock)
         return fields
     }
 
     public func expiresAt() -> JSONValue {
         let stack = self.stack
-        return FlagExpiry.expiresAt(local: stack.local, refresher: stack.refresher.status.withLock { $0 })
+        return FlagExpiry.expiresAt(
+            local: stack.local, refresher: stack.refresher.status.withLock { $0 }, clock: stack.refresher.clock)
     }
 
     public func perform(_ call: Call, peer: PeerCredentials) async -> Result<JSONValue, RPCError> {

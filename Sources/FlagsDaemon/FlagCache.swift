@@ -2,9 +2,14 @@ import FlagsCore
 import PushwooshAPI
 
 /// The last complete response on disk (R7): with the application code and user it was fetched for, and when.
+///
+/// Format 2 keeps the fetch time on both clocks: the wall clock (Unix seconds, judged after a reboot) and the
+/// boot clock with the boot's id (exact in the same boot, whatever the wall clock did). Format 1, without the
+/// boot clock, is still read.
 struct FlagCache: Sendable {
     static let file = "flags-cache.json"
-    static let format = 1
+    static let format = 2
+    static let readableFormats = [1, 2]
 
     let directory: StateDirectory
 
@@ -14,7 +19,16 @@ struct FlagCache: Sendable {
         var userId: String
         /// Unix seconds.
         var fetchedAt: Double
+        /// The boot the fetch happened in; nil in format 1.
+        var bootID: String?
+        /// Boot-clock seconds of the fetch, in that boot.
+        var bootFetchedAt: Double?
         var flags: [Flag]
+
+        /// What `CacheAge` judges the entry's age by.
+        var record: CacheAge.Record {
+            CacheAge.Record(wallFetchedAt: fetchedAt, bootID: bootID, bootFetchedAt: bootFetchedAt)
+        }
     }
 
     /// Why a cache file was not used.
@@ -24,7 +38,6 @@ struct FlagCache: Sendable {
         case otherApplication
         case otherUser
         case tooOld(ageSeconds: Double)
-        case fromTheFuture
 
         var description: String {
             switch self {
@@ -33,13 +46,12 @@ struct FlagCache: Sendable {
             case .otherApplication: "the cache belongs to another application code"
             case .otherUser: "the cache belongs to another user"
             case .tooOld(let age): "the cache is \(Int(age)) s old, past CacheMaxAge"
-            case .fromTheFuture: "the cache's fetch time is in the future (has the clock moved back?)"
             }
         }
     }
 
-    /// The cache, when it is usable for this application and user at `now` (R7).
-    func load(applicationCode: String, userId: String, now: Double, maxAge: Double) -> Result<Entry, Rejection> {
+    /// The cache, when it belongs to this application and user (R7); its age is judged by the caller (`CacheAge`).
+    func load(applicationCode: String, userId: String) -> Result<Entry, Rejection> {
         guard let bytes = directory.read(Self.file) else { return .failure(.missing) }
         let entry: Entry
         switch Self.decode(bytes) {
@@ -48,20 +60,23 @@ struct FlagCache: Sendable {
         }
         guard entry.applicationCode == applicationCode else { return .failure(.otherApplication) }
         guard entry.userId == userId else { return .failure(.otherUser) }
-        guard entry.fetchedAt <= now + 60 else { return .failure(.fromTheFuture) }
-        guard now - entry.fetchedAt < maxAge else { return .failure(.tooOld(ageSeconds: now - entry.fetchedAt)) }
         return .success(entry)
     }
 
     /// Writes the entry atomically: a crash leaves the old cache or the new one.
     func store(_ entry: Entry) throws(StateDirectoryError) {
-        let value: JSONValue = [
+        var members: [String: JSONValue] = [
             "format": .number(Double(Self.format)),
             "applicationCode": .string(entry.applicationCode),
             "userId": .string(entry.userId),
             "fetchedAt": .number(entry.fetchedAt),
             "response": FeatureFlagsResponse(flags: entry.flags).jsonValue,
         ]
+        if let bootID = entry.bootID, let bootFetchedAt = entry.bootFetchedAt {
+            members["bootId"] = .string(bootID)
+            members["bootTime"] = .number(bootFetchedAt)
+        }
+        let value = JSONValue.object(members)
         var bytes: [UInt8] = []
         value.write(to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
@@ -79,13 +94,20 @@ struct FlagCache: Sendable {
         } catch {
             return .failure(.corrupt("not JSON: \(error)"))
         }
-        guard value["format"]?.integerValue == format, let code = value["applicationCode"]?.stringValue,
+        guard let format = value["format"]?.integerValue, readableFormats.contains(format),
+            let code = value["applicationCode"]?.stringValue,
             let user = value["userId"]?.stringValue, let fetchedAt = value["fetchedAt"]?.numberValue,
             let response = value["response"]
         else { return .failure(.corrupt("missing members")) }
         do {
             let decoded = try FeatureFlagsResponse.decode(responseObject: response)
-            return .success(Entry(applicationCode: code, userId: user, fetchedAt: fetchedAt, flags: decoded.flags))
+            // Both or neither: a boot id without its boot-clock time cannot judge an age.
+            let bootID = value["bootId"]?.stringValue
+            let bootTime = value["bootTime"]?.numberValue
+            return .success(
+                Entry(
+                    applicationCode: code, userId: user, fetchedAt: fetchedAt, bootID: bootTime == nil ? nil : bootID,
+                    bootFetchedAt: bootID == nil ? nil : bootTime, flags: decoded.flags))
         } catch {
             return .failure(.corrupt(error.reason))
         }

@@ -18,6 +18,11 @@ protocol FlagFetcher: Sendable {
     func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>?
 }
 
+extension FlagFetcher {
+    /// Only the local file applies its own reads; a fetcher over the network leaves that to the refresher.
+    var appliesFlags: Bool { false }
+}
+
 /// Fetches from Pushwoosh, following `base_url` moves when `ServerURL` is not set.
 final class PushwooshFetcher: FlagFetcher {
     let persists = true

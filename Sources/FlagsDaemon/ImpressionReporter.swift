@@ -6,7 +6,11 @@ import Synchronization
 /// Reports impressions (R17, R18): one `PW_FeatureFlagImpression` per flag, rule and state per session.
 ///
 /// It works beside the refresher, never behind it: an impression neither waits for a flag request nor slows
-/// `get`. Concurrent calls for the same impression share one send.
+/// `get`. Concurrent calls for the same impression in the same session share one send.
+///
+/// Sends to Pushwoosh are bounded: `burst` at once (a screen that logs all its flags), then about one a second.
+/// An impression held back is answered `failed` with status 0 (never sent) and is not recorded as sent, so the
+/// next `logImpression` of that flag sends it (R18): nothing is lost, and no local loop floods the server.
 actor ImpressionReporter {
     /// How a `logImpression` ended, as PROTOCOL.md names it.
     enum Outcome: Sendable, Equatable {
@@ -24,12 +28,28 @@ actor ImpressionReporter {
         var failed = 0
     }
 
+    /// A send in flight belongs to its session: one of session N never answers, nor is confused with, N + 1.
+    private struct Send: Hashable {
+        var session: Int
+        var impression: ImpressionLedger.Key
+    }
+
+    /// Impressions sent at once before the bound holds them back.
+    static let burst = 30.0
+    /// Impressions a second after the burst.
+    static let ratePerSecond = 1.0
+
     private let fetcher: any FlagFetcher
     private let store: FlagStore
     private let session: @Sendable () -> (session: Int, userId: String)
     private let logger: Logger
+    private let clock: any DaemonClock
     private var ledger = ImpressionLedger()
-    private var sending: [ImpressionLedger.Key: Task<Outcome, Never>] = [:]
+    private var sending: [Send: Task<Outcome, Never>] = [:]
+    private var bucket = TokenBucket(
+        capacity: ImpressionReporter.burst, ratePerSecond: ImpressionReporter.ratePerSecond)
+    /// When the log last said impressions are held back: at most once a second.
+    private var heldBackLoggedAt: Double?
     /// Set when a reload replaced this reporter (or at shutdown): it sends nothing more.
     private var retired = false
 
@@ -40,11 +60,13 @@ actor ImpressionReporter {
         fetcher: any FlagFetcher,
         store: FlagStore,
         logger: Logger,
+        clock: any DaemonClock = SystemClock(),
         session: @escaping @Sendable () -> (session: Int, userId: String)
     ) {
         self.fetcher = fetcher
         self.store = store
         self.logger = logger
+        self.clock = clock
         self.session = session
     }
 
@@ -68,21 +90,41 @@ actor ImpressionReporter {
             counts.withLock { $0.duplicate += 1 }
             return .duplicate
         case .inFlight:
-            guard let task = sending[impression] else { return .duplicate }
+            guard let task = sending[Send(session: session, impression: impression)] else { return .duplicate }
             let first = await task.value
             // The first caller's send answers this one too: one event, never two.
             if case .failed = first { return first }
             counts.withLock { $0.duplicate += 1 }
             return .duplicate
         case .send:
+            guard !fetcher.persists || takeToken() else {
+                ledger.finish(impression, session: session, sent: false)
+                counts.withLock { $0.failed += 1 }
+                return .failed(status: 0)
+            }
+            let send = Send(session: session, impression: impression)
             let task = Task { await self.send(flag, userId: userId) }
-            sending[impression] = task
+            sending[send] = task
             let outcome = await task.value
-            sending[impression] = nil
+            sending[send] = nil
             let succeeded = outcome == .sent || outcome == .logged
             ledger.finish(impression, session: session, sent: succeeded)
             return outcome
         }
+    }
+
+    /// One token of the bound on sends to Pushwoosh; logs, at most once a second, when there is none.
+    private func takeToken() -> Bool {
+        let now = clock.bootNow()
+        if bucket.take(now: now) { return true }
+        if heldBackLoggedAt.map({ now - $0 >= 1 }) ?? true {
+            heldBackLoggedAt = now
+            logger.notice(
+                "impressions are held back: more than \(Int(Self.burst)) at once, then one a second;"
+                    + " each is sent by a later logImpression",
+                ["PWFLAGS_EVENT": "impressions-held-back"])
+        }
+        return false
     }
 
     private func send(_ flag: Flag, userId: String) async -> Outcome {

@@ -4,6 +4,9 @@ import Synchronization
 
 /// Keeps the flags up to date: the refresh policy's timers, one request in flight shared by every trigger,
 /// the disk cache, the user id, the app state and the session (R7-R16).
+///
+/// Every time it keeps is on the boot clock (see `DaemonClock`); wall times are made only for the disk cache,
+/// the log and, at the moment `status` is read, for people.
 actor Refresher {
     /// How a refresh ended.
     enum FetchResult: Sendable {
@@ -15,11 +18,11 @@ actor Refresher {
 
     private let fetcher: any FlagFetcher
     private let store: FlagStore
-    private let cache: FlagCache
     private let stateDirectory: StateDirectory
     private let applicationCode: String
     private let defaultUserId: String
-    private let clock: any WallClock
+    /// Both clocks; `status` turns the boot times it publishes into wall times with it.
+    let clock: any DaemonClock
     private let jitter: @Sendable () -> Double
     private let logger: Logger
     private let onSessionStart: @Sendable (Int) -> Void
@@ -29,6 +32,10 @@ actor Refresher {
     /// Grows with every user change, so that an answer for the previous user is recognised and dropped.
     private var generation = 0
     private var inFlight: (generation: Int, task: Task<FetchResult, Never>)?
+    /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
+    private var wallOffset: Double
+    /// The disk cache and its fetch time on both clocks.
+    private var cache: CacheTimes
     private var lastError: (status: Int, at: Double)?
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
@@ -50,18 +57,20 @@ actor Refresher {
         stateDirectory: StateDirectory,
         configuration: Configuration,
         hwid: String,
-        clock: any WallClock = SystemWallClock(),
+        clock: any DaemonClock = SystemClock(),
+        bootID: String? = Systemd.bootID(),
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger,
         onSessionStart: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.fetcher = fetcher
         self.store = store
-        self.cache = FlagCache(directory: stateDirectory)
+        self.cache = CacheTimes(file: FlagCache(directory: stateDirectory), bootID: bootID)
         self.stateDirectory = stateDirectory
         self.applicationCode = configuration.applicationCode
         self.defaultUserId = configuration.userID ?? hwid
         self.clock = clock
+        self.wallOffset = clock.wallNow() - clock.bootNow()
         self.jitter = jitter
         self.logger = logger
         self.onSessionStart = onSessionStart
@@ -82,24 +91,9 @@ actor Refresher {
 
     /// Serves the disk cache when it is usable (R7), and starts the first session. Never waits for the network.
     func start() {
-        let now = clock.now()
+        let now = clock.bootNow()
         var cachedAt: Double?
-        if fetcher.persists, fetcher.problem == nil {
-            switch cache.load(
-                applicationCode: applicationCode, userId: userId, now: now, maxAge: policy.settings.cacheMaxAge)
-            {
-            case .success(let entry):
-                store.replace(with: FlagSet(entry.flags))
-                cachedAt = entry.fetchedAt
-                logger.info(
-                    "serving the disk cache",
-                    ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])
-            case .failure(.missing):
-                logger.debug("no disk cache yet")
-            case .failure(let rejection):
-                logger.notice("ignored the disk cache: \(rejection)")
-            }
-        }
+        if fetcher.persists, fetcher.problem == nil { cachedAt = loadCache(now: now) }
         if let problem = fetcher.problem {
             logger.error("flags will not be requested: \(problem)")
         }
@@ -114,16 +108,17 @@ actor Refresher {
             while !Task.isCancelled {
                 await tick()
                 guard !Task.isCancelled else { break }
-                await waitUntil(policy.nextWake(now: clock.now()))
+                await waitUntil(policy.nextWake(now: clock.bootNow()))
             }
         } onCancel: {
             Task { await self.wake() }
         }
     }
 
-    private func tick() async {
+    /// One look at the policy: expiry, a new session, an automatic request. Internal for the tests' clock.
+    func tick() async {
         guard !retired else { return }
-        let now = clock.now()
+        let now = clock.bootNow()
         let due = policy.due(now: now)
         if due.sessionStarted {
             logger.info("a new session started", ["SESSION": String(policy.session)])
@@ -148,8 +143,11 @@ actor Refresher {
     private func waitUntil(_ deadline: Double?) async {
         await withCheckedContinuation { continuation in
             wakeup = continuation
-            // Waking at least once a minute notices a wall clock that jumped (NTP setting the time at boot).
-            let delay = min(60, max(0, (deadline ?? .infinity) - clock.now()))
+            // Deadlines are on the boot clock. `Task.sleep` runs on ContinuousClock, which on Linux is
+            // CLOCK_BOOTTIME (libdispatch arms its timer on that clock), so a sleep ends on time across a suspend;
+            // a resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute
+            // only bounds the damage should either ever differ; it is not a clock poll (no wall clock is read).
+            let delay = min(60, max(0, (deadline ?? .infinity) - clock.bootNow()))
             let clock = self.clock
             timer = Task {
                 await clock.sleep(seconds: delay)
@@ -170,16 +168,26 @@ actor Refresher {
     // MARK: Requests
 
     /// One request in flight per user, shared by every trigger that arrives while it runs (R10).
+    /// A request a caller prompts waits for the policy's spacing (one a second), and everyone who asks in the
+    /// meantime shares it.
     private func fetch(automatic: Bool) async -> FetchResult {
         if let inFlight, inFlight.generation == generation { return await inFlight.task.value }
-        let task = Task { await self.performFetch(automatic: automatic) }
+        let now = clock.bootNow()
+        let delay = automatic ? 0 : policy.earliestCallerRequest(now: now) - now
+        let task = Task { await self.performFetch(automatic: automatic, after: delay) }
         inFlight = (generation, task)
         return await task.value
     }
 
-    private func performFetch(automatic: Bool) async -> FetchResult {
+    private func performFetch(automatic: Bool, after delay: Double) async -> FetchResult {
+        if delay > 0 {
+            let generation = self.generation
+            await clock.sleep(seconds: delay)
+            guard generation == self.generation else { return .superseded }
+            if Task.isCancelled { return .failed(.notSent("the daemon is stopping")) }
+        }
         guard !retired else { return .failed(Self.retiredError) }
-        policy.requestStarted(now: clock.now())
+        policy.requestStarted(now: clock.bootNow())
         publish()
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
@@ -189,9 +197,10 @@ actor Refresher {
         // Done in the same actor turn as the update: a trigger that comes after this answer sends its own
         // request instead of sharing one that is no longer in flight (R10, R12).
         inFlight = nil
-        let now = clock.now()
+        let now = clock.bootNow()
         switch result {
         case .success(let response):
+            cache.replacedInMemory()
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
@@ -203,10 +212,9 @@ actor Refresher {
                     "Pushwoosh sent a partial response: served, not stored (R13)",
                     ["FLAG_COUNT": String(response.flags.count)])
             } else if fetcher.persists {
-                let entry = FlagCache.Entry(
-                    applicationCode: applicationCode, userId: userId, fetchedAt: now, flags: response.flags)
                 do {
-                    try cache.store(entry)
+                    try cache.store(
+                        response.flags, applicationCode: applicationCode, userId: userId, at: reading(bootNow: now))
                     cacheError = nil
                 } catch {
                     cacheError = (error.description, now)
@@ -245,7 +253,7 @@ actor Refresher {
             // request could answer with what the file held before the caller changed it.
             return await fetcher.fetch(userId: userId).map { _ in false }
         }
-        if !policy.manualRefreshSendsRequest(now: clock.now()) { return .success(false) }
+        if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
         switch await fetch(automatic: false) {
         case .fetched: return .success(fetcher.persists)
         case .failed(let error): return .failure(error)
@@ -276,7 +284,7 @@ actor Refresher {
             store.replace(with: FlagSet())
             removeCache()
         }
-        policy.userChanged(now: clock.now())
+        policy.userChanged(now: clock.bootNow())
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
         publish()
@@ -286,7 +294,7 @@ actor Refresher {
 
     /// `setAppState` (`Lifecycle=client`, R8a): returns whether a session started.
     func setAppState(foreground: Bool) -> Bool {
-        let started = policy.appStateChanged(toForeground: foreground, now: clock.now())
+        let started = policy.appStateChanged(toForeground: foreground, now: clock.bootNow())
         if started { onSessionStart(policy.session) }
         publish()
         wake()
@@ -296,7 +304,7 @@ actor Refresher {
     /// `pushRegistered` (R8c): returns whether a refresh was started.
     func pushRegistered() -> Bool {
         guard fetcher.persists, fetcher.problem == nil else { return false }
-        let started = policy.pushRegistered(now: clock.now())
+        let started = policy.pushRegistered(now: clock.bootNow())
         publish()
         wake()
         return started
@@ -306,7 +314,7 @@ actor Refresher {
     func update(configuration: Configuration) {
         var settings = RefreshPolicy.Settings(configuration)
         if !fetcher.persists { settings.cacheMaxAge = .infinity }
-        policy.update(settings: settings, now: clock.now())
+        policy.update(settings: settings, now: clock.bootNow())
         publish()
         wake()
     }
@@ -330,6 +338,77 @@ actor Refresher {
     /// The current session number (impressions are once per session).
     var session: Int { policy.session }
 
+    // MARK: The wall clock
+
+    /// The wall clock was set (NTP, an operator) or the machine resumed: intervals are unaffected, since they run
+    /// on the boot clock, but the log says by how much the wall clock moved, the disk cache's wall fetch time is
+    /// made right for the next start, a provisional cache is judged again, and the loop looks at its deadlines.
+    func wallClockChanged() {
+        guard !retired else { return }
+        let boot = clock.bootNow()
+        let wall = clock.wallNow()
+        let jump = (wall - boot) - wallOffset
+        wallOffset = wall - boot
+        if abs(jump) >= 1 {
+            logger.notice(
+                "the wall clock changed by \(Int(jump.rounded())) s; refresh timers and flag ages are unaffected",
+                ["CLOCK_JUMP_SECONDS": String(Int(jump.rounded())), "PWFLAGS_EVENT": "clock-changed"])
+            do {
+                try cache.restamp(at: reading(bootNow: boot))
+            } catch {
+                logger.warning("cannot re-stamp the disk cache after the wall-clock change: \(error)")
+            }
+        }
+        if let age = cache.judgeAgain(at: reading(bootNow: boot)) {
+            policy.cacheAgeKnown(fetchedAt: boot - age)
+            logger.notice(
+                "the disk cache's age is known again after the wall-clock change", ["AGE_SECONDS": String(Int(age))])
+        }
+        publish()
+        wake()
+    }
+
+    // MARK: The disk cache at start
+
+    /// Serves the disk cache when it belongs to this application and user and is younger than CacheMaxAge
+    /// (R7, R15); returns its fetch time on the boot clock.
+    ///
+    /// A cache whose age cannot be known (another boot, and the wall clock reads earlier than its fetch: a
+    /// device booting at 1970 before NTP) is served provisionally, its age counted from now, so that it never
+    /// outlives CacheMaxAge from the start; a wall-clock change judges it again (`wallClockChanged`).
+    private func loadCache(now: Double) -> Double? {
+        let loaded = cache.load(
+            applicationCode: applicationCode, userId: userId, at: reading(bootNow: now),
+            maxAge: policy.settings.cacheMaxAge)
+        let entry: FlagCache.Entry
+        let fetchedAt: Double
+        switch loaded {
+        case .rejected(.missing):
+            logger.debug("no disk cache yet")
+            return nil
+        case .rejected(let rejection):
+            logger.notice("ignored the disk cache: \(rejection)")
+            return nil
+        case .served(let served, let bootFetchedAt):
+            (entry, fetchedAt) = (served, bootFetchedAt)
+        case .provisional(let served, let bootFetchedAt):
+            (entry, fetchedAt) = (served, bootFetchedAt)
+            logger.notice(
+                "the disk cache was fetched later than the wall clock reads now; it is served for at most"
+                    + " CacheMaxAge from now, and judged again when the wall clock is set",
+                ["FETCHED_AT": String(Int(entry.fetchedAt)), "PWFLAGS_EVENT": "cache-age-unknown"])
+        }
+        store.replace(with: FlagSet(entry.flags))
+        logger.info(
+            "serving the disk cache",
+            ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])
+        return fetchedAt
+    }
+
+    private func reading(bootNow: Double) -> CacheAge.Reading {
+        CacheAge.Reading(bootID: cache.bootID, boot: bootNow, wall: clock.wallNow())
+    }
+
     // MARK: Internals
 
     private func removeCache() {
@@ -337,13 +416,13 @@ actor Refresher {
             try cache.remove()
             cacheError = nil
         } catch {
-            cacheError = (error.description, clock.now())
+            cacheError = (error.description, clock.bootNow())
             logger.error("cannot remove the disk cache: \(error)", ["PWFLAGS_EVENT": "cache-remove-failed"])
         }
     }
 
     private func publish() {
-        let now = clock.now()
+        let now = clock.bootNow()
         let snapshot = RefresherStatus(
             userId: userId,
             fetchedAt: policy.fetchedAt,

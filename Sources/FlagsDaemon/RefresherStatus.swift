@@ -3,6 +3,9 @@ import Foundation
 
 /// What the refresher knows for `status`, published after every change so the socket loop reads it without
 /// waiting on the actor.
+///
+/// Its times are boot-clock seconds; they become wall times only when shown (`fields(clock:)`), by the wall
+/// clock as it reads then, so that `status` is right straight after a wall-clock change.
 struct RefresherStatus: Sendable, Equatable {
     var userId: String
     var fetchedAt: Double?
@@ -29,30 +32,46 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.cacheError?.at == rhs.cacheError?.at
     }
 
-    /// The `status` members of PROTOCOL.md this part of the daemon owns.
-    var fields: [String: JSONValue] {
-        [
+    /// The `status` members of PROTOCOL.md this part of the daemon owns, with wall times read from `clock` now.
+    func fields(clock: any DaemonClock) -> [String: JSONValue] {
+        let wall = WallTimes(clock)
+        return [
             "userId": .string(userId),
-            "fetchedAt": Self.timestamp(fetchedAt),
+            "fetchedAt": wall.timestamp(fetchedAt),
             "stale": .bool(stale),
             "partial": .bool(partial),
-            "lastError": lastError.map { ["status": .number(Double($0.status)), "at": Self.timestamp($0.at)] } ?? .null,
-            "nextRefreshAt": Self.timestamp(nextRefreshAt),
+            "lastError": lastError.map { ["status": .number(Double($0.status)), "at": wall.timestamp($0.at)] } ?? .null,
+            "nextRefreshAt": wall.timestamp(nextRefreshAt),
             "appState": .string(foreground ? "foreground" : "background"),
-            "sessionStartedAt": Self.timestamp(sessionStartedAt),
+            "sessionStartedAt": wall.timestamp(sessionStartedAt),
             "problem": problem.map(JSONValue.string) ?? .null,
-            "cacheError": cacheError.map { ["reason": .string($0.reason), "at": Self.timestamp($0.at)] } ?? .null,
+            "cacheError": cacheError.map { ["reason": .string($0.reason), "at": wall.timestamp($0.at)] } ?? .null,
         ]
     }
 
     /// `status.expiresAt`: when the flags fetched at `fetchedAt` reach `maxAge` (R15), so that a client mirror
     /// knows how long it may serve them while the daemon is away; null without flags or without an age limit.
-    func expiresAt(maxAge: Double) -> JSONValue {
+    func expiresAt(maxAge: Double, clock: any DaemonClock) -> JSONValue {
         guard let fetchedAt, maxAge.isFinite else { return .null }
-        return Self.timestamp(fetchedAt + maxAge)
+        return WallTimes(clock).timestamp(fetchedAt + maxAge)
     }
 
-    /// ISO 8601 in UTC, or null.
+    /// Boot-clock times as wall times, both clocks read once.
+    private struct WallTimes {
+        let boot: Double
+        let wall: Double
+
+        init(_ clock: any DaemonClock) {
+            boot = clock.bootNow()
+            wall = clock.wallNow()
+        }
+
+        func timestamp(_ bootTime: Double?) -> JSONValue {
+            RefresherStatus.timestamp(bootTime.map { wall - (boot - $0) })
+        }
+    }
+
+    /// Unix seconds as ISO 8601 in UTC, or null.
     static func timestamp(_ seconds: Double?) -> JSONValue {
         guard let seconds else { return .null }
         return .string(Date(timeIntervalSince1970: seconds).formatted(.iso8601))

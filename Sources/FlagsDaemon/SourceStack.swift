@@ -126,7 +126,7 @@ final class SourceStack: Sendable {
         var line = "Pushwoosh \(configuration.applicationCode): \(count) flags"
         if let problem = status.problem { return line + "; not fetching: \(problem)" }
         if let fetchedAt = status.fetchedAt {
-            line += ", fetched \(Self.age(Date().timeIntervalSince1970 - fetchedAt)) ago"
+            line += ", fetched \(Self.age(refresher.clock.bootNow() - fetchedAt)) ago"
         } else {
             line += ", not fetched yet"
         }

@@ -73,7 +73,19 @@ public enum Systemd {
     public static func machineAppSpecificID() -> String? {
         var result = sd_id128_t()
         guard sd_id128_get_machine_app_specific(applicationID, &result) == 0 else { return nil }
-        return withUnsafeBytes(of: result.bytes) { raw in
+        return hex(result)
+    }
+
+    /// This boot's id (`sd_id128_get_boot`, the same as `/proc/sys/kernel/random/boot_id`): 32 hex digits that
+    /// change at every boot, so that a disk cache written in this boot is told from one of an earlier boot.
+    public static func bootID() -> String? {
+        var result = sd_id128_t()
+        guard sd_id128_get_boot(&result) == 0 else { return nil }
+        return hex(result)
+    }
+
+    private static func hex(_ id: sd_id128_t) -> String {
+        withUnsafeBytes(of: id.bytes) { raw in
             raw.map { byte in
                 let hex = Array("0123456789abcdef")
                 return String([hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])

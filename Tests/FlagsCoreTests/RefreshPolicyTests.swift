@@ -4,7 +4,8 @@ import Testing
 /// The refresh policy with a made-up clock: every rule of R7-R16 the policy decides, one test or more each.
 ///
 /// Defaults (CONFIG.md): CacheMaxAge 24 h, RefreshInterval 1 h, SessionTimeout 30 min, SessionMaxAge 24 h,
-/// RefreshThrottle 5 min, RetryBackoff 30 s. Times are Unix seconds; `t0` is an arbitrary start.
+/// RefreshThrottle 5 min, RetryBackoff 30 s. Times are boot-clock seconds (CLOCK_BOOTTIME, which counts through
+/// suspend and never jumps); `t0` is an arbitrary start.
 @Suite struct RefreshPolicyTests {
     let t0 = 1_800_000_000.0
     let hour = 3600.0
@@ -555,5 +556,107 @@ import Testing
             let due = copy.due(now: now)
             #expect(due.expireFlags || due.sessionStarted || !due.refresh.isEmpty, "idle wake at \(now - t0)")
         }
+    }
+
+    // MARK: Issue 11: requests counted, callers spaced, the boot clock
+
+    @Test(
+        "R10: while the stored flags are valid a failed request opens the window too: one request per RefreshThrottle")
+    func r10FailedRequestsCount() {
+        var policy = fetchedPolicy(at: t0)
+        let later = t0 + 400
+        #expect(policy.manualRefreshSendsRequest(now: later))
+        policy.requestStarted(now: later)
+        policy.requestFinished(.failed, automatic: false, now: later + 1, jitter: 0.5)
+        #expect(!policy.manualRefreshSendsRequest(now: later + 1))
+        #expect(!policy.manualRefreshSendsRequest(now: later + 299))
+        #expect(policy.manualRefreshSendsRequest(now: later + 300))
+        // An automatic request counts as well: R10 counts requests sent.
+        policy.requestStarted(now: later + 300)
+        policy.requestFinished(.failed, automatic: true, now: later + 301, jitter: 0.5)
+        #expect(!policy.manualRefreshSendsRequest(now: later + 302))
+    }
+
+    @Test("R10, R13: a request sent while a partial response is served does not throttle the next refresh")
+    func r10PartialStillAsksAgain() {
+        var policy = makePolicy()
+        policy.start(now: t0, cachedFetchedAt: nil)
+        policy.requestStarted(now: t0)
+        policy.requestFinished(.partial, automatic: true, now: t0, jitter: 0.5)
+        policy.requestStarted(now: t0 + 2)
+        policy.requestFinished(.failed, automatic: false, now: t0 + 2, jitter: 0.5)
+        #expect(policy.manualRefreshSendsRequest(now: t0 + 3))
+    }
+
+    @Test("Requests a caller prompts go at least a second after the previous request")
+    func callerRequestsAreSpaced() {
+        var policy = makePolicy()
+        policy.start(now: t0, cachedFetchedAt: nil)
+        policy.requestStarted(now: t0)
+        policy.requestFinished(.failed, automatic: true, now: t0 + 0.1, jitter: 0.5)
+        #expect(policy.earliestCallerRequest(now: t0 + 0.2) == t0 + 1)
+        #expect(policy.earliestCallerRequest(now: t0 + 5) == t0 + 5)
+        policy.userChanged(now: t0 + 0.2)
+        #expect(policy.due(now: t0 + 0.2).refresh.isEmpty)
+        #expect(policy.nextRefreshAt(now: t0 + 0.2) == t0 + 1)
+        #expect(policy.nextWake(now: t0 + 0.2) == t0 + 1)
+        #expect(policy.due(now: t0 + 1).refresh.contains(.userChanged))
+    }
+
+    @Test("Any loop of control calls sends about one request a second, and the last user is asked for within one")
+    func controlCallLoopIsBounded() {
+        var policy = makePolicy()
+        policy.start(now: t0, cachedFetchedAt: t0 - 10)
+        var sent: [Double] = []
+        var lastUserChange = t0
+        // 20 calls a second for 10 s: user changes, push registrations, refreshes, in turn.
+        for step in 0..<200 {
+            let now = t0 + Double(step) * 0.05
+            switch step % 3 {
+            case 0:
+                policy.userChanged(now: now)
+                lastUserChange = now
+            case 1: policy.pushRegistered(now: now)
+            default:
+                if policy.manualRefreshSendsRequest(now: now), policy.earliestCallerRequest(now: now) <= now {
+                    policy.requestStarted(now: now)
+                    sent.append(now)
+                    policy.requestFinished(.failed, automatic: false, now: now, jitter: 0.5)
+                }
+            }
+            if !policy.due(now: now).refresh.isEmpty {
+                policy.requestStarted(now: now)
+                sent.append(now)
+                policy.requestFinished(.failed, automatic: true, now: now, jitter: 0.5)
+            }
+        }
+        #expect(sent.count <= 11, "\(sent.count) requests in 10 s")
+        #expect(zip(sent.dropFirst(), sent).allSatisfy { $0 - $1 >= 1 - 1e-9 })
+        // After the loop, the last user's request is due within a second of the change.
+        let due = policy.nextRefreshAt(now: t0 + 10)
+        #expect(due.map { $0 <= lastUserChange + 1 } ?? false || sent.last.map { $0 >= lastUserChange } ?? false)
+    }
+
+    @Test("Suspend: a boot-clock jump past CacheMaxAge and SessionMaxAge expires, starts a session and refreshes")
+    func suspendIsABootClockJump() {
+        var policy = fetchedPolicy(at: t0)
+        let resumed = t0 + day + hour
+        let due = policy.due(now: resumed)
+        #expect(due.expireFlags)
+        #expect(due.sessionStarted)
+        #expect(due.refresh.contains(.sessionStart))
+        #expect(!policy.hasValidFlags(now: resumed))
+        #expect(policy.manualRefreshSendsRequest(now: resumed))
+    }
+
+    @Test("A provisional cache whose age became known counts from the earlier fetch, never from a later one")
+    func cacheAgeKnownOnlyMovesTheFetchBack() {
+        var policy = makePolicy()
+        policy.start(now: t0, cachedFetchedAt: t0)
+        policy.cacheAgeKnown(fetchedAt: t0 + 100)
+        #expect(policy.fetchedAt == t0)
+        policy.cacheAgeKnown(fetchedAt: t0 - day + 5)
+        #expect(policy.fetchedAt == t0 - day + 5)
+        #expect(policy.due(now: t0 + 5).expireFlags)
     }
 }

@@ -14,7 +14,6 @@ import Testing
     /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
     final class HeldFetcher: FlagFetcher {
         let persists = true
-        let appliesFlags = false
         let problem: String? = nil
         let fetches = Mutex(0)
         let impressions = Mutex(0)

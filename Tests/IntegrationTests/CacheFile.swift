@@ -2,7 +2,7 @@ import FlagsCore
 import Foundation
 
 /// The daemon's disk cache as a test reads it: the FlagCache format (`format`, `applicationCode`, `userId`,
-/// `fetchedAt`, `response.flags`), parsed without the daemon's code.
+/// `fetchedAt`, `response.flags`; format 2 adds `bootId` and `bootTime`), parsed without the daemon's code.
 struct CacheFile {
     var applicationCode: String
     var userId: String
@@ -23,7 +23,8 @@ struct CacheFile {
         } catch {
             throw Corrupt(description: "not JSON (\(data.count) bytes): \(error)")
         }
-        guard value["format"]?.integerValue == 1, let code = value["applicationCode"]?.stringValue,
+        guard let format = value["format"]?.integerValue, [1, 2].contains(format),
+            let code = value["applicationCode"]?.stringValue,
             let user = value["userId"]?.stringValue, let fetchedAt = value["fetchedAt"]?.numberValue,
             let flags = value["response"]?["flags"]?.arrayValue
         else { throw Corrupt(description: "missing members in \(value.serialized())") }

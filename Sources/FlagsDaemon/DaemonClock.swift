@@ -1,0 +1,34 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The daemon's two clocks, and a way to wait.
+///
+/// Intervals are measured on the boot clock (`CLOCK_BOOTTIME`: it counts through suspend and is never set), so
+/// a wall clock that NTP corrects by hours or years neither stops refreshing nor keeps flags past their age.
+/// The wall clock is only for what people read (`status`, the log) and what files keep.
+protocol DaemonClock: Sendable {
+    /// Seconds on the boot clock.
+    func bootNow() -> Double
+    /// Unix seconds on the wall clock.
+    func wallNow() -> Double
+    /// Sleeps for `seconds` or until cancelled.
+    func sleep(seconds: Double) async
+}
+
+/// The machine's clocks.
+struct SystemClock: DaemonClock {
+    func bootNow() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    func wallNow() -> Double { Date().timeIntervalSince1970 }
+
+    func sleep(seconds: Double) async {
+        try? await Task.sleep(for: .seconds(max(0, seconds)))
+    }
+}

@@ -1,0 +1,244 @@
+import FlagsCore
+import Foundation
+import PushwooshAPI
+import TestSupport
+import Testing
+
+@testable import FlagsDaemon
+
+/// The refresher with a clock whose wall and boot readings move apart (issue 11): intervals run on the boot
+/// clock, the wall clock only stamps what people read and what the disk keeps.
+@Suite struct RefresherClockTests {
+    static let flag = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: [:])
+    static let hour = 3600.0
+    static let day = 86400.0
+    static let year = 365 * 86400.0
+
+    /// A refresher on `clock` in `directory`, with `edit` applied to the default configuration.
+    struct Rig {
+        let directory: TemporaryDirectory
+        let clock: ManualClock
+        let fetcher = ScriptedFetcher()
+        let store = FlagStore()
+        let refresher: Refresher
+
+        init(
+            directory: TemporaryDirectory? = nil,
+            clock: ManualClock = ManualClock(),
+            bootID: String = "boot-a",
+            _ edit: (inout Configuration) -> Void = { _ in }
+        ) throws {
+            self.directory = try directory ?? TemporaryDirectory()
+            self.clock = clock
+            var configuration = Configuration()
+            configuration.applicationCode = "ABCDE-12345"
+            edit(&configuration)
+            fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
+            refresher = Refresher(
+                fetcher: fetcher, store: store, stateDirectory: StateDirectory(path: self.directory.path),
+                configuration: configuration, hwid: "hwid-1", clock: clock, bootID: bootID, jitter: { 0.5 },
+                logger: Logger(level: .err))
+        }
+
+        var served: Bool { store.current.flags["new_checkout"] != nil }
+
+        /// The cache file as the daemon wrote it.
+        var cache: JSONValue? {
+            FileManager.default.contents(atPath: directory.file(FlagCache.file)).flatMap {
+                try? JSONValue(parsing: [UInt8]($0))
+            }
+        }
+
+        /// `status.fetchedAt` as Unix seconds.
+        func statusFetchedAt() -> Double? {
+            let fields = refresher.status.withLock { $0 }.fields(clock: clock)
+            guard let text = fields["fetchedAt"]?.stringValue else { return nil }
+            return (try? Date(text, strategy: .iso8601))?.timeIntervalSince1970
+        }
+
+        /// Starts and lets the session start's request complete.
+        func startAndFetch() async {
+            await refresher.start()
+            await refresher.tick()
+        }
+    }
+
+    /// Writes a cache file as a daemon of `bootID` would have, fetched at `wall` (and `boot` on that boot's clock).
+    static func writeCache(in directory: TemporaryDirectory, wall: Double, bootID: String?, boot: Double?) throws {
+        let entry = FlagCache.Entry(
+            applicationCode: "ABCDE-12345", userId: "hwid-1", fetchedAt: wall, bootID: bootID, bootFetchedAt: boot,
+            flags: [flag])
+        try FlagCache(directory: StateDirectory(path: directory.path)).store(entry)
+    }
+
+    // MARK: The wall clock set back or forward
+
+    @Test("Wall clock set back 2 h: interval requests and refresh calls go on; flags expire at CacheMaxAge")
+    func wallSetBackKeepsRefreshing() async throws {
+        let rig = try Rig { $0.cacheMaxAge = .seconds(3 * 3600) }
+        defer { rig.directory.remove() }
+        await rig.startAndFetch()
+        #expect(rig.fetcher.fetches.count == 1)
+        rig.clock.setWall(by: -2 * Self.hour)
+        await rig.refresher.wallClockChanged()
+        // Past RefreshThrottle a caller's refresh goes to the network.
+        rig.clock.advance(by: 301)
+        #expect(try await rig.refresher.refresh().get() == true)
+        #expect(rig.fetcher.fetches.count == 2)
+        // RefreshInterval after that fetch, the interval request goes.
+        rig.clock.advance(by: Self.hour)
+        await rig.refresher.tick()
+        #expect(rig.fetcher.fetches.count == 3)
+        // With the server gone, the flags last CacheMaxAge of real time from the last fetch, not 2 h more.
+        rig.fetcher.answer(.failure(.httpStatus(503)))
+        rig.clock.advance(by: 3 * Self.hour - 1)
+        await rig.refresher.tick()
+        #expect(rig.served)
+        rig.clock.advance(by: 1)
+        await rig.refresher.tick()
+        #expect(!rig.served)
+        #expect(rig.cache == nil)
+    }
+
+    @Test("Wall clock set forward a year: nothing expires early, and status shows times by the new wall clock")
+    func wallSetForwardExpiresNothing() async throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        await rig.startAndFetch()
+        let fetchedWall = rig.clock.wallNow()
+        rig.clock.advance(by: 60)
+        rig.clock.setWall(by: Self.year)
+        await rig.refresher.wallClockChanged()
+        await rig.refresher.tick()
+        #expect(rig.served)
+        #expect(rig.fetcher.fetches.count == 1)
+        // The fetch was 60 s ago, by the wall clock as it reads now.
+        let shown = try #require(rig.statusFetchedAt())
+        #expect(abs(shown - (rig.clock.wallNow() - 60)) < 1)
+        // The disk cache's wall time was re-stamped the same way, for the next boot.
+        let stamped = try #require(rig.cache?["fetchedAt"]?.numberValue)
+        #expect(abs(stamped - (fetchedWall + Self.year)) < 1e-6)
+    }
+
+    @Test("Suspend: a boot-clock jump past CacheMaxAge expires the flags and sends a request right after resume")
+    func suspendExpiresAndRefreshes() async throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        await rig.startAndFetch()
+        rig.fetcher.answer(.failure(.noReply("offline after resume")))
+        rig.clock.advance(by: Self.day + Self.hour)
+        await rig.refresher.wallClockChanged()
+        await rig.refresher.tick()
+        #expect(!rig.served)
+        #expect(rig.fetcher.fetches.count == 2)
+    }
+
+    // MARK: The disk cache at start
+
+    @Test("Same boot: a cache is aged by the boot clock, even with the wall clock set back since")
+    func sameBootCacheUsesTheBootClock() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 1000)
+        let fresh = try Rig(directory: directory, clock: ManualClock(boot: 1600, wall: 1_800_000_000 - 2 * Self.hour))
+        await fresh.refresher.start()
+        #expect(fresh.served)
+        let shown = try #require(fresh.statusFetchedAt())
+        #expect(abs(shown - (fresh.clock.wallNow() - 600)) < 1)
+        // The same cache a day later on the boot clock is too old, whatever the wall clock says.
+        let old = try Rig(
+            directory: directory, clock: ManualClock(boot: 1000 + Self.day, wall: 1_800_000_000 - 2 * Self.hour))
+        await old.refresher.start()
+        #expect(!old.served)
+    }
+
+    @Test("Another boot: a cache is aged by the wall clock")
+    func otherBootCacheUsesTheWallClock() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 99_000)
+        let young = try Rig(
+            directory: directory, clock: ManualClock(boot: 20, wall: 1_800_000_000 + Self.hour), bootID: "boot-b")
+        await young.refresher.start()
+        #expect(young.served)
+        let old = try Rig(
+            directory: directory, clock: ManualClock(boot: 20, wall: 1_800_000_000 + Self.day), bootID: "boot-b")
+        await old.refresher.start()
+        #expect(!old.served)
+        // A cache of the old format (no boot clock) is aged by the wall clock as well.
+        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: nil, boot: nil)
+        let legacy = try Rig(
+            directory: directory, clock: ManualClock(boot: 99_500, wall: 1_800_000_000 + Self.hour), bootID: "boot-a")
+        await legacy.refresher.start()
+        #expect(legacy.served)
+    }
+
+    @Test("Booted at 1970: the cache is served for at most CacheMaxAge from the start")
+    func bootAt1970ServesProvisionally() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 5000)
+        let rig = try Rig(directory: directory, clock: ManualClock(boot: 10, wall: 30), bootID: "boot-b") {
+            $0.cacheMaxAge = .seconds(2 * 3600)
+        }
+        rig.fetcher.answer(.failure(.noReply("no network yet")))
+        await rig.refresher.start()
+        #expect(rig.served)
+        rig.clock.advance(by: 2 * Self.hour - 1)
+        await rig.refresher.tick()
+        #expect(rig.served)
+        rig.clock.advance(by: 1)
+        await rig.refresher.tick()
+        #expect(!rig.served)
+    }
+
+    @Test("Booted at 1970, then NTP sets the clock: the cache is judged again and expires when it is too old")
+    func bootAt1970ThenCorrectedExpires() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 5000)
+        let rig = try Rig(directory: directory, clock: ManualClock(boot: 10, wall: 30), bootID: "boot-b")
+        rig.fetcher.answer(.failure(.noReply("no network yet")))
+        await rig.refresher.start()
+        #expect(rig.served)
+        rig.clock.advance(by: 60)
+        // The real time is 25 h after the fetch: the cache is past CacheMaxAge (24 h).
+        rig.clock.setWall(to: 1_800_000_000 + Self.day + Self.hour)
+        await rig.refresher.wallClockChanged()
+        await rig.refresher.tick()
+        #expect(!rig.served)
+    }
+
+    @Test("Booted at 1970, then NTP sets the clock: a young cache stays, aged from its real fetch time")
+    func bootAt1970ThenCorrectedKeepsAYoungCache() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 5000)
+        let rig = try Rig(directory: directory, clock: ManualClock(boot: 10, wall: 30), bootID: "boot-b")
+        rig.fetcher.answer(.failure(.noReply("no network yet")))
+        await rig.refresher.start()
+        rig.clock.advance(by: 60)
+        rig.clock.setWall(to: 1_800_000_000 + Self.hour)
+        await rig.refresher.wallClockChanged()
+        await rig.refresher.tick()
+        #expect(rig.served)
+        let shown = try #require(rig.statusFetchedAt())
+        #expect(abs(shown - 1_800_000_000) < 1)
+        // It goes CacheMaxAge after its real fetch: 23 h from now, not 24 h from the start.
+        rig.clock.advance(by: 23 * Self.hour)
+        await rig.refresher.tick()
+        #expect(!rig.served)
+    }
+
+    @Test("A fetch in this boot is stamped with the boot id and the boot-clock time")
+    func cacheKeepsBothClocks() async throws {
+        let rig = try Rig(clock: ManualClock(boot: 1234, wall: 1_800_000_000))
+        defer { rig.directory.remove() }
+        await rig.startAndFetch()
+        let cache = try #require(rig.cache)
+        #expect(cache["format"]?.integerValue == 2)
+        #expect(cache["bootId"]?.stringValue == "boot-a")
+        #expect(cache["bootTime"]?.numberValue == 1234)
+        #expect(cache["fetchedAt"]?.numberValue == 1_800_000_000)
+    }
+}

@@ -4,15 +4,15 @@
 /// flight, and a send of the previous session that ends later is not recorded (`finish` checks the session).
 /// Whoever keeps the sends themselves keys them by session as well.
 public struct ImpressionLedger: Sendable, Equatable {
-    /// What makes two impressions the same.
+    /// What makes two impressions the same: the flag's key and rule id by their exact bytes (R2), and its state.
     public struct Key: Sendable, Hashable {
-        public var flagKey: String
-        public var ruleId: String
+        public var flagKey: FlagKey
+        public var ruleId: FlagKey
         public var enabled: Bool
 
         public init(_ flag: Flag) {
-            flagKey = flag.key
-            ruleId = flag.ruleId
+            flagKey = FlagKey(flag.key)
+            ruleId = FlagKey(flag.ruleId)
             enabled = flag.isEnabled
         }
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -75,25 +76,10 @@ final class ManagerNotifier: Sendable {
 
     private func deliver(_ bytes: [UInt8], blocking: Bool) -> Delivery {
         guard let address else { return .failed }
-        let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(AF_UNIX, type, 0)
-        guard fd >= 0 else { return .failed }
-        defer { close(fd) }
-        let flags = Int32(MSG_NOSIGNAL) | (blocking ? 0 : Int32(MSG_DONTWAIT))
-        while true {
-            let sent = address.bytes.withUnsafeBytes { raw in
-                bytes.withUnsafeBytes { payload in
-                    sendto(
-                        fd, payload.baseAddress, payload.count, flags,
-                        raw.baseAddress?.assumingMemoryBound(to: sockaddr.self), address.length)
-                }
-            }
-            if sent >= 0 { return .sent }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return .full
-            default: return .failed
-            }
+        switch UnixSocket.sendDatagram(bytes, to: address.bytes, length: address.length, blocking: blocking) {
+        case .sent: return .sent
+        case .wouldBlock: return .full
+        case .failed: return .failed
         }
     }
 

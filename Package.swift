@@ -21,7 +21,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify); headers only.
+        // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
+        // by UnixIO (and the bench's floor).
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
@@ -35,7 +36,7 @@ let package = Package(
         // The daemon's services: store, sources, socket server, systemd glue.
         .target(
             name: "FlagsDaemon",
-            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd", "CLinux"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd"],
             swiftSettings: strict
         ),
         // The client library local Swift apps import.

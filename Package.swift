@@ -80,7 +80,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FlagsDaemonTests",
-            dependencies: ["FlagsDaemon", "FlagsCore", "PushwooshAPI", "CLinux", "TestSupport"],
+            dependencies: ["FlagsDaemon", "FlagsCore", "PushwooshAPI", "UnixIO", "CLinux", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TestSupport", "FeatureFlags", "FlagsCore", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example",
+                "TestSupport", "FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd", "pwflags", "checkout-example",
                 "pwflags-soak",
             ],
             swiftSettings: strict

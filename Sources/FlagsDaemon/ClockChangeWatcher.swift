@@ -20,7 +20,7 @@ final class ClockChangeWatcher: Sendable {
     init() throws(SystemError) {
         let timer = try TimerFD()
         do {
-            try Self.arm(timer.descriptor)
+            try Self.arm(timer)
         } catch {
             timer.close()
             throw error
@@ -35,7 +35,7 @@ final class ClockChangeWatcher: Sendable {
             let source = DispatchSource.makeReadSource(
                 fileDescriptor: timer.descriptor, queue: DispatchQueue(label: "pwflagsd.clock-changes"))
             source.setEventHandler {
-                if Self.consume(timer.descriptor) { continuation.yield() }
+                if Self.consume(timer) { continuation.yield() }
             }
             source.setCancelHandler { timer.close() }
             source.resume()
@@ -48,16 +48,16 @@ final class ClockChangeWatcher: Sendable {
     }
 
     /// Arms the timer `horizon` ahead of the wall clock, cancelled when the clock is set.
-    static func arm(_ fd: Int32) throws(SystemError) {
-        try TimerFD(descriptor: fd).armUntilClockChange(secondsAhead: horizon)
+    static func arm(_ timer: TimerFD) throws(SystemError) {
+        try timer.armUntilClockChange(secondsAhead: horizon)
     }
 
     /// Reads what the timer reports: true when the clock was set. Re-arms it after a change or an expiry.
-    static func consume(_ fd: Int32) -> Bool {
-        let reading = TimerFD(descriptor: fd).read()
+    static func consume(_ timer: TimerFD) -> Bool {
+        let reading = timer.read()
         guard reading != .nothing else { return false }
         // A failed re-arm leaves the watcher deaf to later changes, not wrong: nothing else depends on it.
-        try? arm(fd)
+        try? arm(timer)
         return reading == .clockChanged
     }
 }

@@ -28,11 +28,6 @@ public struct TimerFD: Sendable {
         }
     }
 
-    /// Wraps a timer made elsewhere.
-    public init(descriptor: Int32) {
-        self.descriptor = descriptor
-    }
-
     /// Arms the timer `seconds` ahead of the wall clock, cancelled when the clock is set.
     public func armUntilClockChange(secondsAhead seconds: Int) throws(SystemError) {
         var now = timespec()

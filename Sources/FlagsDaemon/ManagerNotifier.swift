@@ -85,18 +85,6 @@ final class ManagerNotifier: Sendable {
 
     /// `/path` or `@abstract` as a `sockaddr_un`; nil for anything else (such as a `vsock:` address).
     static func socketAddress(_ text: String) -> (bytes: [UInt8], length: socklen_t)? {
-        var path = Array(text.utf8)
-        guard path.count >= 2, path[0] == UInt8(ascii: "/") || path[0] == UInt8(ascii: "@") else { return nil }
-        let abstract = path[0] == UInt8(ascii: "@")
-        if abstract { path[0] = 0 }
-        var address = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        // A path needs its terminating zero; an abstract name is exactly its bytes.
-        guard path.count + (abstract ? 0 : 1) <= capacity else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path) }
-        let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
-        let bytes = withUnsafeBytes(of: &address) { Array($0) }
-        return (bytes, socklen_t(length))
+        UnixSocketAddress.rawAddress(text)
     }
 }

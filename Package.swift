@@ -21,7 +21,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify); headers only.
+        // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
+        // by UnixIO (and the bench's floor).
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
@@ -29,18 +30,21 @@ let package = Package(
         .target(name: "PushwooshAPI", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The local socket's wire format (PROTOCOL.md), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
-        // The few unsafe POSIX pieces: EINTR-retrying syscalls, sockaddr_un, file descriptors.
-        .target(name: "UnixIO", swiftSettings: strict),
+        // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
+        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references.
+        .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
         // The daemon's services: store, sources, socket server, systemd glue.
         .target(
             name: "FlagsDaemon",
-            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd", "CLinux"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd"],
             swiftSettings: strict
         ),
         // The client library local Swift apps import.
         .target(name: "FeatureFlags", dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"], swiftSettings: strict),
-        .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon"], swiftSettings: strict),
-        .executableTarget(name: "pwflags", dependencies: ["FeatureFlags"], swiftSettings: strict),
+        .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore"], swiftSettings: strict),
+        .executableTarget(
+            name: "pwflags", dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO"],
+            swiftSettings: strict),
         // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
@@ -69,14 +73,26 @@ let package = Package(
         ),
         .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore"], swiftSettings: strict),
         .testTarget(
-            name: "FlagsProtocolTests", dependencies: ["FlagsProtocol", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
+            name: "FlagsProtocolTests", dependencies: ["FlagsProtocol", "FlagsCore", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "FlagsCore", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "FlagsDaemonTests",
+            dependencies: ["FlagsDaemon", "FlagsCore", "PushwooshAPI", "UnixIO", "CLinux", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FeatureFlagsTests",
+            dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TestSupport", "FeatureFlags", "FlagsProtocol", "pwflagsd", "pwflags", "checkout-example",
+                "TestSupport", "FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd", "pwflags", "checkout-example",
                 "pwflags-soak",
             ],
             swiftSettings: strict

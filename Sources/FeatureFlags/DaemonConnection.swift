@@ -84,17 +84,10 @@ public final class DaemonConnection {
     private func send(_ request: Request) throws(ClientError) {
         // send(MSG_NOSIGNAL) rather than write: a library must not kill its host with SIGPIPE when the
         // daemon went away; the host may not ignore the signal the way pwflags does.
-        let bytes = request.encoded()
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .disconnected(socketPath: socketPath)
-            }
-            offset += written
+        do {
+            try UnixSocket.sendAll(fd, request.encoded())
+        } catch {
+            throw .disconnected(socketPath: socketPath)
         }
     }
 
@@ -144,10 +137,7 @@ public final class DaemonConnection {
             let (seconds, attoseconds) = remaining.components
             let milliseconds = Int32(
                 clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready < 0, errno != EINTR { return true }
+            if Descriptor.waitReadable(fd, milliseconds: milliseconds) { return true }
         }
     }
 }

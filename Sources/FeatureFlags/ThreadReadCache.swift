@@ -1,9 +1,6 @@
 import FlagsCore
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import UnixIO
 
 /// Published flags with a per-thread copy of the reference, so that `get` takes no lock and writes no shared
 /// memory: a reader compares one version counter (which changes only when the flags do) and looks up its own
@@ -21,22 +18,13 @@ final class ThreadReadCache: @unchecked Sendable {
 
     private let published = Mutex([String: Flag]())
     private let version = Atomic<Int>(0)
-    private let key: pthread_key_t
+    private let threadSlot = ThreadLocalReference<Slot>()
     /// Every thread's slot, so that deinit can let go of their copies.
     private let slots = Mutex([Slot]())
 
-    init() {
-        var key = pthread_key_t()
-        // The destructor gives back the thread's reference to its slot when the thread exits.
-        pthread_key_create(&key) { raw in
-            guard let raw else { return }
-            Unmanaged<Slot>.fromOpaque(raw).release()
-        }
-        self.key = key
-    }
+    init() {}
 
     deinit {
-        pthread_key_delete(key)
         // No thread reads any more (nothing holds this object): drop the copies the slots keep alive.
         for slot in slots.withLock({ $0 }) { slot.flags = [:] }
     }
@@ -69,13 +57,9 @@ final class ThreadReadCache: @unchecked Sendable {
     }
 
     private func currentSlot() -> Unmanaged<Slot> {
-        if let raw = pthread_getspecific(key) {
-            return Unmanaged<Slot>.fromOpaque(raw)
-        }
-        let slot = Slot()
-        slots.withLock { $0.append(slot) }
-        let unmanaged = Unmanaged.passRetained(slot)
-        pthread_setspecific(key, unmanaged.toOpaque())
-        return unmanaged
+        if let current = threadSlot.current() { return current }
+        let new = Slot()
+        slots.withLock { $0.append(new) }
+        return threadSlot.set(new)
     }
 }

@@ -1,17 +1,12 @@
-import CLinux
 import Dispatch
 import UnixIO
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Tells when the wall clock is set (NTP correcting a clock that booted wrong, an operator, `date -s`) and when
 /// the machine resumes from suspend, without polling.
 ///
-/// A `timerfd` on `CLOCK_REALTIME`, armed far ahead with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET`: its read
+/// A `TimerFD` on `CLOCK_REALTIME`, armed far ahead with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET`: its read
 /// fails with `ECANCELED` as soon as the clock is set, and the kernel treats a resume the same way. The timer is
-/// armed again after every change. All of its system calls are in this file.
+/// armed again after every change.
 ///
 /// The timer is made at start, before the daemon says it is ready, so that its descriptor is part of the
 /// daemon's steady set from the first moment; `run` closes it when it returns.
@@ -19,30 +14,30 @@ final class ClockChangeWatcher: Sendable {
     /// How far ahead the timer is armed; should the wall clock ever reach it, it is armed again.
     static let horizon = 10 * 365 * 86400
 
-    private let fd: Int32
+    private let timer: TimerFD
 
     /// Makes and arms the timer; throws when it cannot (a kernel without `timerfd`).
     init() throws(SystemError) {
-        let fd = try syscall("timerfd_create") { timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }
+        let timer = try TimerFD()
         do {
-            try Self.arm(fd)
+            try Self.arm(timer)
         } catch {
-            close(fd)
+            timer.close()
             throw error
         }
-        self.fd = fd
+        self.timer = timer
     }
 
     /// Calls `onChange` after each change, one at a time, until cancelled.
     func run(onChange: @escaping @Sendable () async -> Void) async {
-        let fd = self.fd
+        let timer = self.timer
         let changes = AsyncStream<Void>(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let source = DispatchSource.makeReadSource(
-                fileDescriptor: fd, queue: DispatchQueue(label: "pwflagsd.clock-changes"))
+                fileDescriptor: timer.descriptor, queue: DispatchQueue(label: "pwflagsd.clock-changes"))
             source.setEventHandler {
-                if Self.consume(fd) { continuation.yield() }
+                if Self.consume(timer) { continuation.yield() }
             }
-            source.setCancelHandler { close(fd) }
+            source.setCancelHandler { timer.close() }
             source.resume()
             let box = CancelBox(source)
             continuation.onTermination = { _ in box.cancel() }
@@ -53,25 +48,17 @@ final class ClockChangeWatcher: Sendable {
     }
 
     /// Arms the timer `horizon` ahead of the wall clock, cancelled when the clock is set.
-    static func arm(_ fd: Int32) throws(SystemError) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var spec = itimerspec()
-        spec.it_value.tv_sec = now.tv_sec + horizon
-        try syscall("timerfd_settime") {
-            timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME) | Int32(TFD_TIMER_CANCEL_ON_SET), &spec, nil)
-        }
+    static func arm(_ timer: TimerFD) throws(SystemError) {
+        try timer.armUntilClockChange(secondsAhead: horizon)
     }
 
     /// Reads what the timer reports: true when the clock was set. Re-arms it after a change or an expiry.
-    static func consume(_ fd: Int32) -> Bool {
-        var expirations: UInt64 = 0
-        let count = read(fd, &expirations, MemoryLayout<UInt64>.size)
-        let changed = count < 0 && errno == ECANCELED
-        guard changed || count == MemoryLayout<UInt64>.size else { return false }
+    static func consume(_ timer: TimerFD) -> Bool {
+        let reading = timer.read()
+        guard reading != .nothing else { return false }
         // A failed re-arm leaves the watcher deaf to later changes, not wrong: nothing else depends on it.
-        try? arm(fd)
-        return changed
+        try? arm(timer)
+        return reading == .clockChanged
     }
 }
 

@@ -1,4 +1,5 @@
 public import FlagsCore
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -162,23 +163,12 @@ public enum ConfigurationLoader {
     }
 
     static func readBytes(atPath path: String) -> Result<[UInt8], ReadError> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .failure(ReadError(code: errno)) }
-        defer { close(descriptor) }
-
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(ReadError(code: errno))
-            }
-            if count == 0 { return .success(bytes) }
-            bytes += buffer[0..<count]
-            guard bytes.count <= maximumFileBytes else {
-                return .failure(ReadError(code: EFBIG, reason: "larger than \(maximumFileBytes) bytes"))
-            }
+        do {
+            return .success(try FileReading.contents(ofPath: path, limit: maximumFileBytes))
+        } catch  where error.errno == EFBIG {
+            return .failure(ReadError(code: EFBIG, reason: "larger than \(maximumFileBytes) bytes"))
+        } catch {
+            return .failure(ReadError(code: error.errno))
         }
     }
 

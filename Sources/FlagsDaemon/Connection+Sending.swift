@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -44,14 +46,10 @@ extension Connection {
     /// The fast path: one buffer, one `send`.
     private func sendOutput() -> Bool {
         while outputOffset < output.count {
-            let written = output.withUnsafeBytes { raw in
-                let start = raw.baseAddress.map { $0 + outputOffset }
-                return send(fd, start, raw.count - outputOffset, Int32(MSG_NOSIGNAL))
+            let outcome = output.withUnsafeBytes { raw in
+                UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: raw[outputOffset...]))
             }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN
-            }
+            guard case .sent(let written) = outcome else { return outcome == .wouldBlock }
             outputOffset += written
             sentBytes += written
         }
@@ -63,24 +61,13 @@ extension Connection {
 
     /// Queued chunks, many per `sendmsg`.
     private func sendQueue() -> Bool {
-        var vectors = [iovec](repeating: iovec(), count: 64)
         while !queue.isEmpty {
-            let count = min(vectors.count, queue.count)
-            for index in 0..<count {
+            let outcome = UnixSocket.send(fd, gathering: queue.count) { index in
                 let chunk = queue[index]
                 let skip = index == 0 ? queueOffset : 0
-                vectors[index] = iovec(iov_base: chunk.base + skip, iov_len: chunk.count - skip)
+                return UnsafeRawBufferPointer(start: chunk.base + skip, count: chunk.count - skip)
             }
-            let written = vectors.withUnsafeMutableBufferPointer { buffer -> Int in
-                var message = msghdr()
-                message.msg_iov = buffer.baseAddress
-                message.msg_iovlen = count
-                return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN
-            }
+            guard case .sent(let written) = outcome else { return outcome == .wouldBlock }
             var remaining = written
             queuedBytes -= written
             sentBytes += written

@@ -38,7 +38,7 @@ final class Connection {
     /// What the subscriptions' keys count against `MaxListenKeys` (`ListenKeyCost`).
     var listenKeyUnits = 0
     /// The epoll events currently registered.
-    var interest: UInt32 = 0
+    var interest: Epoll.Events = []
     private var cachedGroups: [UInt32]??
 
     init(id: UInt64, fd: Int32, peer: PeerCredentials, maxLineBytes: Int) {

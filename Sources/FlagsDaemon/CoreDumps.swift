@@ -1,4 +1,4 @@
-import CLinux
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -20,8 +20,10 @@ public enum CoreDumps {
         if setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none) != 0 {
             problems.append("setrlimit(RLIMIT_CORE): \(String(cString: strerror(errno)))")
         }
-        if pwflagsd_prctl_set_dumpable(0) != 0 {
-            problems.append("prctl(PR_SET_DUMPABLE): \(String(cString: strerror(errno)))")
+        do {
+            try ProcessControl.setDumpable(false)
+        } catch {
+            problems.append(error.description)
         }
         return problems
     }

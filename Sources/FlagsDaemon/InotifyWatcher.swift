@@ -1,10 +1,6 @@
-import CLinux
 import Dispatch
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import UnixIO
 
 /// Turns inotify events about one name in a watched directory into settled change callbacks.
 // @unchecked: a dispatch source may be resumed and cancelled from any thread; the rest is immutable or locked.
@@ -20,17 +16,20 @@ final class InotifyWatcher: @unchecked Sendable {
     private let onChange: @Sendable () -> Void
     private let pending = Mutex(false)
 
-    init(fd: Int32, name: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void) {
+    private let inotify: InotifyDescriptor
+
+    /// Takes over `inotify`: it is closed when the watcher stops.
+    init(inotify: InotifyDescriptor, name: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void) {
+        self.inotify = inotify
         self.name = name
         self.queue = queue
         self.onChange = onChange
-        self.source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setCancelHandler { close(fd) }
+        self.source = DispatchSource.makeReadSource(fileDescriptor: inotify.descriptor, queue: queue)
+        source.setCancelHandler { inotify.close() }
     }
 
     func start() {
-        let fd = Int32(source.handle)
-        source.setEventHandler { [weak self] in self?.readEvents(fd) }
+        source.setEventHandler { [weak self] in self?.readEvents() }
         source.resume()
     }
 
@@ -38,22 +37,8 @@ final class InotifyWatcher: @unchecked Sendable {
         source.cancel()
     }
 
-    private func readEvents(_ fd: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var touched = false
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            var offset = 0
-            // struct inotify_event: wd (4), mask (4), cookie (4), len (4), then len bytes of zero-padded name.
-            while offset + 16 <= count {
-                let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
-                let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                if String(decoding: nameBytes, as: UTF8.self) == name { touched = true }
-                offset += 16 + length
-            }
-        }
-        guard touched else { return }
+    private func readEvents() {
+        guard inotify.readEvents().contains(where: { $0.name == name }) else { return }
         let alreadyPending = pending.withLock { pending in
             defer { pending = true }
             return pending

@@ -1,13 +1,9 @@
-import CLinux
 import Dispatch
 public import FlagsCore
 public import Foundation
 import PushwooshAPI
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import UnixIO
 
 /// The local flag source: `LocalFlagsFile` in the `getFeatureFlags` `response` shape, served when
 /// `ApplicationCode` is empty, re-read when it changes and on `refresh`.
@@ -98,23 +94,17 @@ public final class LocalFlagSource: Service {
 
     /// Reads and decodes a flags file.
     static func read(_ path: String) -> Result<[Flag], LocalFlagsError> {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = String(cString: strerror(errno))
-            return .failure(LocalFlagsError(reason: "cannot read \(path): \(reason)"))
-        }
-        defer { try? handle.close() }
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try handle.read(upToCount: maximumFileBytes + 1) ?? Data()
-        } catch {
-            return .failure(LocalFlagsError(reason: "cannot read \(path): \(error.localizedDescription)"))
-        }
-        guard data.count <= maximumFileBytes else {
+            data = try FileReading.contents(ofPath: path, limit: maximumFileBytes)
+        } catch  where error.errno == EFBIG {
             return .failure(LocalFlagsError(reason: "\(path) is larger than \(maximumFileBytes) bytes"))
+        } catch {
+            return .failure(LocalFlagsError(reason: "cannot read \(path): \(error.reason)"))
         }
         let value: JSONValue
         do {
-            value = try JSONValue(parsing: [UInt8](data))
+            value = try JSONValue(parsing: data)
         } catch {
             return .failure(LocalFlagsError(reason: "\(path) is not valid JSON: \(error)"))
         }
@@ -134,22 +124,22 @@ public final class LocalFlagSource: Service {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let name = url.lastPathComponent
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else {
+        guard let inotify = try? InotifyDescriptor() else {
             logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
             return await Self.waitForCancellation()
         }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
-        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+        do {
+            try inotify.watch(directory, for: [.closeWrite, .movedTo, .movedFrom, .delete, .attributes])
+        } catch {
             logger.warning(
                 "cannot watch the directory of the local flags file; edits are seen on refresh only",
-                ["FLAGS_FILE": path, "ERRNO": String(errno)]
+                ["FLAGS_FILE": path, "ERRNO": String(error.errno)]
             )
-            close(fd)
+            inotify.close()
             return await Self.waitForCancellation()
         }
         let queue = DispatchQueue(label: "pwflagsd.local-flags")
-        let watcher = InotifyWatcher(fd: fd, name: name, queue: queue) { [weak self] in self?.load() }
+        let watcher = InotifyWatcher(inotify: inotify, name: name, queue: queue) { [weak self] in self?.load() }
         watcher.start()
         await Self.waitForCancellation()
         watcher.stop()

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -75,42 +76,15 @@ final class ManagerNotifier: Sendable {
 
     private func deliver(_ bytes: [UInt8], blocking: Bool) -> Delivery {
         guard let address else { return .failed }
-        let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(AF_UNIX, type, 0)
-        guard fd >= 0 else { return .failed }
-        defer { close(fd) }
-        let flags = Int32(MSG_NOSIGNAL) | (blocking ? 0 : Int32(MSG_DONTWAIT))
-        while true {
-            let sent = address.bytes.withUnsafeBytes { raw in
-                bytes.withUnsafeBytes { payload in
-                    sendto(
-                        fd, payload.baseAddress, payload.count, flags,
-                        raw.baseAddress?.assumingMemoryBound(to: sockaddr.self), address.length)
-                }
-            }
-            if sent >= 0 { return .sent }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return .full
-            default: return .failed
-            }
+        switch UnixSocket.sendDatagram(bytes, to: address.bytes, length: address.length, blocking: blocking) {
+        case .sent: return .sent
+        case .wouldBlock: return .full
+        case .failed: return .failed
         }
     }
 
     /// `/path` or `@abstract` as a `sockaddr_un`; nil for anything else (such as a `vsock:` address).
     static func socketAddress(_ text: String) -> (bytes: [UInt8], length: socklen_t)? {
-        var path = Array(text.utf8)
-        guard path.count >= 2, path[0] == UInt8(ascii: "/") || path[0] == UInt8(ascii: "@") else { return nil }
-        let abstract = path[0] == UInt8(ascii: "@")
-        if abstract { path[0] = 0 }
-        var address = sockaddr_un()
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        // A path needs its terminating zero; an abstract name is exactly its bytes.
-        guard path.count + (abstract ? 0 : 1) <= capacity else { return nil }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path) }
-        let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
-        let bytes = withUnsafeBytes(of: &address) { Array($0) }
-        return (bytes, socklen_t(length))
+        UnixSocketAddress.rawAddress(text)
     }
 }

@@ -1,4 +1,3 @@
-import CLinux
 import FlagsCore
 import FlagsProtocol
 import Synchronization
@@ -45,10 +44,10 @@ final class ServerLoop: @unchecked Sendable {
 
     // Shared with other threads.
     private let inbox = Mutex<[Mail]>([])
-    private let wakeFD: Int32
+    private let wake: EventFD
 
     // Loop thread only.
-    private let epollFD: Int32
+    private let epoll: Epoll
     private var listenFD: Int32
     private var limits: ServerLimits
     private var access: AccessPolicy
@@ -63,6 +62,9 @@ final class ServerLoop: @unchecked Sendable {
     private var subscriptionCount = 0
     private var phase = Phase.running
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    private let events = Epoll.Buffer(capacity: 256)
+    /// A second buffer for `reapHangups`, which waits while the loop still reads `events`.
+    private let hangups = Epoll.Buffer(capacity: 64)
     private var refusedConnections = LogThrottle()
     private var refusedCalls = LogThrottle()
     /// Set while the daemon is out of descriptors: the listening socket is left out of epoll until then.
@@ -89,39 +91,38 @@ final class ServerLoop: @unchecked Sendable {
         self.logger = logger
         self.heartbeat = heartbeat
         self.submit = submit
-        let epollFD = try syscall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        let wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        guard wakeFD >= 0 else {
-            let error = SystemError("eventfd", errno: errno)
-            close(epollFD)
+        let epoll = try Epoll()
+        let wake: EventFD
+        do {
+            wake = try EventFD()
+        } catch {
+            epoll.close()
             throw error
         }
-        self.epollFD = epollFD
-        self.wakeFD = wakeFD
+        self.epoll = epoll
+        self.wake = wake
         self.snapshot = FlagSnapshot.initial
-        try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
-        try register(listenFD, events: UInt32(EPOLLIN.rawValue))
+        try epoll.add(wake.descriptor, events: .input)
+        try epoll.add(listenFD, events: .input)
         // Observe before reading the snapshot so that no update falls between the two.
         self.snapshot = store.observe { [weak self] update in self?.post(.update(update)) }
     }
 
     deinit {
-        close(wakeFD)
-        close(epollFD)
+        wake.close()
+        epoll.close()
     }
 
     /// Hands a message to the loop from any thread.
     func post(_ message: Mail) {
         inbox.withLock { $0.append(message) }
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        wake.ring()
     }
 
     // MARK: The loop
 
     /// Runs until shutdown has drained every connection; closes the listening socket and every connection.
     func run() {
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
         var nextBeat = heartbeat.map { Self.now() + Self.nanoseconds($0.interval) }
         heartbeat?.action()
         while true {
@@ -134,18 +135,19 @@ final class ServerLoop: @unchecked Sendable {
             if let paused = acceptPausedUntil {
                 timeout = min(timeout < 0 ? Int32.max : timeout, Self.milliseconds(until: paused))
             }
-            let count = epoll_wait(epollFD, &events, Int32(events.count), timeout)
-            if count < 0 {
-                if errno == EINTR { continue }
-                logger.error("epoll_wait failed; the server stops", ["ERRNO": String(errno)])
+            let count: Int
+            do {
+                count = try epoll.wait(into: events, timeout: timeout)
+            } catch {
+                logger.error("epoll_wait failed; the server stops", ["ERRNO": String(error.errno)])
                 break
             }
             // Hangups before new connections: a slot its peer gave up is free for the client behind it.
             var listenReady = false
-            for index in 0..<Int(count) {
+            for index in 0..<count {
                 let event = events[index]
-                let fd = event.data.fd
-                if fd == wakeFD {
+                let fd = event.descriptor
+                if fd == wake.descriptor {
                     drainInbox()
                 } else if fd == listenFD {
                     listenReady = true
@@ -168,8 +170,7 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     private func drainInbox() {
-        var counter: UInt64 = 0
-        _ = read(wakeFD, &counter, 8)
+        wake.drain()
         let messages = inbox.withLock { inbox in
             defer { inbox.removeAll(keepingCapacity: true) }
             return inbox
@@ -189,7 +190,7 @@ final class ServerLoop: @unchecked Sendable {
     private func beginDraining() {
         guard case .running = phase else { return }
         phase = .draining(deadline: Self.now() + Self.drainTimeout)
-        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil)
+        epoll.remove(listenFD)
         close(listenFD)
         listenFD = -1
         // Lines already received are answered; nothing new is read.
@@ -203,16 +204,18 @@ final class ServerLoop: @unchecked Sendable {
 
     private func acceptConnections() {
         while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
-                case EAGAIN: return
+            let fd: Int32
+            do {
+                guard let accepted = try UnixSocket.accept(listenFD) else { return }
+                fd = accepted
+            } catch {
+                switch error.errno {
+                case ECONNABORTED: continue
                 case EMFILE, ENFILE:
                     pauseAccepting()
                     return
                 default:
-                    logger.warning("accept failed", ["ERRNO": String(errno)])
+                    logger.warning("accept failed", ["ERRNO": String(error.errno)])
                     return
                 }
             }
@@ -223,7 +226,7 @@ final class ServerLoop: @unchecked Sendable {
                 continue
             }
             // accept4 is hidden behind _GNU_SOURCE; two fcntl calls per connection cost nothing that matters.
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = try? Descriptor.setCloseOnExec(fd)
             guard (try? UnixSocket.setNonBlocking(fd)) != nil, let peer = try? UnixSocket.peerCredentials(fd) else {
                 close(fd)
                 continue
@@ -238,12 +241,11 @@ final class ServerLoop: @unchecked Sendable {
     /// At the limit, handles the connections whose peers left since the last wait, without waiting: a peer that
     /// closed its end right before another connected must not keep its slot from that one.
     private func reapHangups() {
-        var events = [epoll_event](repeating: epoll_event(), count: 64)
-        let count = epoll_wait(epollFD, &events, Int32(events.count), 0)
-        for index in 0..<max(0, Int(count)) {
-            let event = events[index]
-            guard event.events & UInt32(EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0,
-                let connection = connections[event.data.fd]
+        let count = (try? epoll.wait(into: hangups, timeout: 0)) ?? 0
+        for index in 0..<count {
+            let event = hangups[index]
+            guard !event.events.isDisjoint(with: [.readHangup, .hangup, .error]),
+                let connection = connections[event.descriptor]
             else { continue }
             handle(event.events, on: connection)
         }
@@ -255,9 +257,7 @@ final class ServerLoop: @unchecked Sendable {
     private func pauseAccepting() {
         let now = Self.now()
         if acceptPausedUntil == nil, listenFD >= 0 {
-            var event = epoll_event()
-            event.data.fd = listenFD
-            _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, listenFD, &event)
+            try? epoll.modify(listenFD, events: [])
         }
         acceptPausedUntil = now + 100_000_000
         guard now - lastDescriptorLog >= 1_000_000_000 else { return }
@@ -269,10 +269,7 @@ final class ServerLoop: @unchecked Sendable {
         guard acceptPausedUntil != nil else { return }
         acceptPausedUntil = nil
         guard listenFD >= 0 else { return }
-        var event = epoll_event()
-        event.events = UInt32(EPOLLIN.rawValue)
-        event.data.fd = listenFD
-        _ = epoll_ctl(epollFD, EPOLL_CTL_MOD, listenFD, &event)
+        try? epoll.modify(listenFD, events: .input)
     }
 
     /// Logs refusals past `MaxConnections` at most once a second, so a flood cannot flood the journal too.
@@ -293,23 +290,27 @@ final class ServerLoop: @unchecked Sendable {
         )
     }
 
-    private func handle(_ events: UInt32, on connection: Connection) {
-        if events & UInt32(EPOLLOUT.rawValue) != 0 {
+    private func handle(_ events: Epoll.Events, on connection: Connection) {
+        if events.contains(.output) {
             // settle, not only flush: once the output is out, EPOLLOUT must leave the interest (or the loop spins
             // on a writable socket) and a connection waiting to close must close.
             settle(connection)
             guard connections[connection.fd] === connection else { return }
         }
-        let readable = UInt32(EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue)
-        if events & readable != 0 {
+        if !events.isDisjoint(with: [.input, .readHangup, .hangup, .error]) {
             readFrom(connection)
         }
     }
 
     private func readFrom(_ connection: Connection) {
-        let count = readBuffer.withUnsafeMutableBytes { read(connection.fd, $0.baseAddress, $0.count) }
-        if count < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
+        let count: Int
+        do {
+            let result = readBuffer.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemError) in try Descriptor.readAvailable(connection.fd, into: buffer) }
+            }
+            guard let read = try result.get() else { return }
+            count = read
+        } catch {
             closeConnection(connection)
             return
         }
@@ -394,19 +395,20 @@ final class ServerLoop: @unchecked Sendable {
 
     private func updateInterest(_ connection: Connection) {
         // After the end of input, EPOLLRDHUP would be reported again and again: only a full hangup matters then.
-        var events = UInt32(connection.inputClosed ? EPOLLHUP.rawValue : EPOLLRDHUP.rawValue)
+        var events: Epoll.Events = connection.inputClosed ? .hangup : .readHangup
         if !connection.busy, !connection.heldBack, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
-            events |= UInt32(EPOLLIN.rawValue)
+            events.insert(.input)
         }
-        if connection.pendingBytes > 0 { events |= UInt32(EPOLLOUT.rawValue) }
+        if connection.pendingBytes > 0 { events.insert(.output) }
         guard events != connection.interest else { return }
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = connection.fd
-        let operation = connection.interest == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        if epoll_ctl(epollFD, operation, connection.fd, &event) == 0 {
+        do {
+            if connection.interest.isEmpty {
+                try epoll.add(connection.fd, events: events)
+            } else {
+                try epoll.modify(connection.fd, events: events)
+            }
             connection.interest = events
-        } else {
+        } catch {
             closeConnection(connection)
         }
     }
@@ -415,26 +417,15 @@ final class ServerLoop: @unchecked Sendable {
         guard connections[connection.fd] === connection else { return }
         connections[connection.fd] = nil
         subscriptionCount -= connection.subscriptions.count
-        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, connection.fd, nil)
+        epoll.remove(connection.fd)
         close(connection.fd)
         // A descriptor is free again: a connection waiting in the backlog may now be accepted.
         resumeAccepting()
     }
 
-    private func register(_ fd: Int32, events: UInt32) throws(SystemError) {
-        var event = epoll_event()
-        event.events = events
-        event.data.fd = fd
-        try syscall("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
-    }
-
     // MARK: Time
 
-    static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
+    static func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
     static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components

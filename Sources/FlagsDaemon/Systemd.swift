@@ -1,5 +1,6 @@
 import CSystemd
 import Foundation
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -33,9 +34,7 @@ public enum Systemd {
 
     /// `RELOADING=1` with the `MONOTONIC_USEC` systemd 253+ expects; older managers ignore the extra field.
     public static func notifyReloading() {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        let microseconds = UInt64(spec.tv_sec) * 1_000_000 + UInt64(spec.tv_nsec) / 1000
+        let microseconds = MonotonicClock.nanoseconds() / 1000
         notify("RELOADING=1\nMONOTONIC_USEC=\(microseconds)")
     }
 

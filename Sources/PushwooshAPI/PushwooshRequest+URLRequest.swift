@@ -1,3 +1,4 @@
+import FlagsCore
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -18,12 +19,6 @@ extension PushwooshRequest {
 }
 
 extension Duration {
-    /// The duration in seconds, for Foundation's `TimeInterval`.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-
     /// A URLSession timeout just above this duration, in whole seconds.
     ///
     /// The client enforces the real bound itself; Foundation's timers only back it up. On Linux a sub-second

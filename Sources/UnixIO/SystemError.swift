@@ -17,20 +17,3 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(call): \(reason)" }
 }
-
-/// Runs a system call, retrying while it is interrupted by a signal, and throws an error naming the call.
-///
-/// Every blocking call in the project goes through here, so that `EINTR` is handled in exactly one place.
-@discardableResult
-public func syscall<Result: FixedWidthInteger & SignedInteger>(
-    _ call: String,
-    _ body: () -> Result
-) throws(SystemError) -> Result {
-    while true {
-        let result = body()
-        if result != -1 { return result }
-        let error = Glibc.errno
-        if error == EINTR { continue }
-        throw SystemError(call, errno: error)
-    }
-}

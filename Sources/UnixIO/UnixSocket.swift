@@ -42,6 +42,17 @@ public enum UnixSocket {
         return fd
     }
 
+    /// Accepts the next connection on a non-blocking listening socket: its descriptor, or nil when none waits.
+    /// The new descriptor is blocking and inherits nothing else; `ECONNABORTED` (a client that left while
+    /// waiting) and `EMFILE`/`ENFILE` (out of descriptors) come out as errors for the caller to tell apart.
+    public static func accept(_ listenFD: Int32) throws(SystemError) -> Int32? {
+        do {
+            return try syscall("accept") { Glibc.accept(listenFD, nil, nil) }
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return nil
+        }
+    }
+
     /// What the state of a socket file tells about a previous daemon.
     public enum PathState: Sendable, Equatable {
         /// Nothing is there.
@@ -93,25 +104,14 @@ public enum UnixSocket {
         }
     }
 
-    /// Writes every byte, blocking as needed.
+    /// Writes every byte, blocking as needed (`Descriptor.writeAll`).
     public static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) throws(SystemError) {
-        let array = Array(bytes)
-        var offset = 0
-        while offset < array.count {
-            let written = try syscall("write") {
-                array.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                }
-            }
-            offset += written
-        }
+        try Descriptor.writeAll(fd, bytes)
     }
 
     /// Reads what is available (at most `capacity` bytes); an empty result means end of stream.
     public static func read(_ fd: Int32, capacity: Int = 65536) throws(SystemError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: capacity)
-        let count = try syscall("read") { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
-        buffer.removeSubrange(count...)
-        return buffer
+        try Descriptor.read(fd, capacity: capacity)
     }
 }
 

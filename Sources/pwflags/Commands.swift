@@ -1,6 +1,7 @@
 import FeatureFlags
 import FlagsCore
 import FlagsProtocol
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -313,11 +314,7 @@ struct Commands {
         }
     }
 
-    private static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    private static func now() -> Double { MonotonicClock.seconds() }
 }
 
 /// Why a command did not succeed, mapped to an exit status.

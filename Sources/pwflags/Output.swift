@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -13,15 +15,7 @@ enum Output {
     }
 
     private static func write(_ text: String, to fd: Int32) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { raw in
-                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-            }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
+        // A closed stdout (`pwflags listen | head`) ends the output, not the program: nothing to report to.
+        try? Descriptor.writeAll(fd, text.utf8)
     }
 }

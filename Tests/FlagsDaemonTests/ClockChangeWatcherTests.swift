@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -12,15 +13,15 @@ import Testing
 @Suite struct ClockChangeWatcherTests {
     @Test("The timer arms with TFD_TIMER_CANCEL_ON_SET and reports no change while the clock is left alone")
     func armsAndStaysQuiet() throws {
-        let fd = timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
-        try #require(fd >= 0)
-        defer { close(fd) }
-        try ClockChangeWatcher.arm(fd)
+        let timer = try TimerFD()
+        defer { timer.close() }
+        let fd = timer.descriptor
+        try ClockChangeWatcher.arm(timer)
         var spec = itimerspec()
         #expect(timerfd_gettime(fd, &spec) == 0)
         // Armed about `horizon` ahead: the timer is pending, not expired.
         #expect(Int(spec.it_value.tv_sec) > ClockChangeWatcher.horizon - 60)
-        #expect(!ClockChangeWatcher.consume(fd))
+        #expect(!ClockChangeWatcher.consume(timer))
         // The kernel's view: a CLOCK_REALTIME timer (clockid 0) set with TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET.
         let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)) ?? ""
         #expect(info.contains("clockid: 0\n"), "\(info)")

@@ -1,0 +1,19 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The monotonic clock (`CLOCK_MONOTONIC`: never set, stops during suspend), read without Foundation, for
+/// intervals inside one run: the server loop's timeouts, the CLI's waits, systemd's `MONOTONIC_USEC`.
+public enum MonotonicClock {
+    /// Nanoseconds since an arbitrary fixed point (the boot, on Linux).
+    public static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Seconds since the same point, for arithmetic on `Double`s.
+    public static func seconds() -> Double {
+        Double(nanoseconds()) / 1e9
+    }
+}

@@ -1,0 +1,10 @@
+import CLinux
+
+/// Settings of the process itself (`prctl`).
+public enum ProcessControl {
+    /// Makes the process dumpable or not (`PR_SET_DUMPABLE`). Not dumpable: no core file, and only a process with
+    /// `CAP_SYS_PTRACE` may read its memory.
+    public static func setDumpable(_ dumpable: Bool) throws(SystemError) {
+        try syscall("prctl(PR_SET_DUMPABLE)") { pwflagsd_prctl_set_dumpable(dumpable ? 1 : 0) }
+    }
+}

@@ -44,13 +44,13 @@ let package = Package(
         // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
-            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport", "CLinux"],
+            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux"],
             swiftSettings: strict
         ),
         // The soak of issue 8: ten minutes of steady load, flag changes and subscriber churn, then the checks.
         .executableTarget(
             name: "pwflags-soak",
-            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "TestSupport"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "PWFlagsTestKit"],
             swiftSettings: strict
         ),
         // The seed's checkout example on Linux, run by an integration test.
@@ -61,9 +61,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // What the bench, the soak and the tests share: the real daemon started and stopped, the fake Pushwoosh
+        // server, socket clients, measuring and reporting. A library of the package, never a product.
+        .target(name: "PWFlagsTestKit", dependencies: ["FlagsCore", "UnixIO"], swiftSettings: strict),
+        // Test-only helpers (fuzzing, CLI runs, system users, tmpfs); re-exports PWFlagsTestKit.
         .target(
             name: "TestSupport",
-            dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"],
+            dependencies: ["PWFlagsTestKit", "FlagsCore", "FlagsProtocol", "UnixIO"],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 import UnixIO
 
 #if canImport(Glibc)

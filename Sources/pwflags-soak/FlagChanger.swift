@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import Foundation
 import Synchronization
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,7 @@ import FeatureFlags
 import FlagsCore
 import FlagsProtocol
 import Synchronization
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import FlagsCore
 import Foundation
 import Synchronization
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

@@ -34,6 +34,7 @@ let jsonPath = arguments.firstIndex(of: "--json").flatMap {
 }
 
 signal(SIGPIPE, SIG_IGN)
+TerminationSignals.stopDaemonsOnTermination()
 Measure.raiseFileLimit()
 let report = Report()
 report.machine = Machine.describe()

@@ -56,6 +56,7 @@ public final class DaemonProcess: @unchecked Sendable {
         waitForReady: Bool = true,
         launcher: [String] = []
     ) throws {
+        BrokenPipe.ignore()
         let directory = try directory ?? TemporaryDirectory()
         self.directory = directory
         socketPath = directory.file("d.sock")

@@ -12,10 +12,6 @@ import Testing
 
 /// Reads from many threads while updates land: the test to run under the thread sanitizer.
 @Suite struct ClientLibraryConcurrencyTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func version(_ number: Int) -> Flag {
         Flag(
             key: "new_checkout", isEnabled: number % 2 == 0, ruleId: "r_\(number)",

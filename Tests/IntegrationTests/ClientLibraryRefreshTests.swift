@@ -14,10 +14,6 @@ import Testing
 @Suite struct ClientLibraryRefreshTests {
     static let checkout = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: ["max_items": 5])
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func startDaemon(_ server: FakePushwooshServer) throws -> DaemonProcess {
         try DaemonProcess(
             config: """

@@ -13,10 +13,6 @@ import Testing
         key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// A daemon on the fake server with `flags` already fetched and served.
     static func start(
         _ server: FakePushwooshServer,

@@ -25,9 +25,9 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
-        // The Pushwoosh json/1.3 wire format (UPSTREAM.md) and its HTTP transport.
+        // The Pushwoosh json/1.3 wire format (README, Talking to Pushwoosh) and its HTTP transport.
         .target(name: "PushwooshAPI", dependencies: ["FlagsCore"], swiftSettings: strict),
-        // The local socket's wire format (PROTOCOL.md), shared by daemon, library and CLI.
+        // The local socket's wire format (README, Protocol), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The few unsafe POSIX pieces: EINTR-retrying syscalls, sockaddr_un, file descriptors.
         .target(name: "UnixIO", swiftSettings: strict),

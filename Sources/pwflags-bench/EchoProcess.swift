@@ -19,7 +19,8 @@ final class EchoProcess {
         self.path = path
         process = Process()
         // Killed with the benchmark, by SIGKILL as in `stop()`: it may inherit SIGTERM blocked, and has nothing to clean.
-        let launcher = DaemonProcess.parentDeathLauncher.isEmpty ? [] : ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"]
+        let launcher =
+            DaemonProcess.parentDeathLauncher.isEmpty ? [] : ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"]
         let command = launcher + [benchPath, "--serve-echo", path]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())

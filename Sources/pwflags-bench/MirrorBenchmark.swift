@@ -1,7 +1,7 @@
 import FeatureFlags
 import Foundation
-import Synchronization
 import PWFlagsTestKit
+import Synchronization
 
 /// The client library's mirror `get`: what an app pays per flag read, on one thread and on two at once.
 enum MirrorBenchmark {

@@ -1,8 +1,8 @@
 import FlagsCore
 import FlagsProtocol
 import Foundation
-import Synchronization
 import PWFlagsTestKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc

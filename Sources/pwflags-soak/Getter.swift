@@ -1,7 +1,7 @@
 import FlagsCore
 import Foundation
-import Synchronization
 import PWFlagsTestKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc

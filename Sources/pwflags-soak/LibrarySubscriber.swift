@@ -1,8 +1,8 @@
 import FeatureFlags
 import FlagsCore
 import FlagsProtocol
-import Synchronization
 import PWFlagsTestKit
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc

@@ -26,9 +26,9 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
-        // The Pushwoosh json/1.3 wire format (UPSTREAM.md) and its HTTP transport.
+        // The Pushwoosh json/1.3 wire format (README, Talking to Pushwoosh) and its HTTP transport.
         .target(name: "PushwooshAPI", dependencies: ["FlagsCore"], swiftSettings: strict),
-        // The local socket's wire format (PROTOCOL.md), shared by daemon, library and CLI.
+        // The local socket's wire format (README, Protocol), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
         // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references.
@@ -48,13 +48,13 @@ let package = Package(
         // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
-            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "TestSupport", "CLinux"],
+            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux"],
             swiftSettings: strict
         ),
         // The soak of issue 8: ten minutes of steady load, flag changes and subscriber churn, then the checks.
         .executableTarget(
             name: "pwflags-soak",
-            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "TestSupport"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "PWFlagsTestKit"],
             swiftSettings: strict
         ),
         // The seed's checkout example on Linux, run by an integration test.
@@ -65,9 +65,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // What the bench, the soak and the tests share: the real daemon started and stopped, the fake Pushwoosh
+        // server, socket clients, measuring and reporting. A library of the package, never a product.
+        .target(name: "PWFlagsTestKit", dependencies: ["FlagsCore", "UnixIO"], swiftSettings: strict),
+        // Test-only helpers (fuzzing, CLI runs, system users, tmpfs); re-exports PWFlagsTestKit.
         .target(
             name: "TestSupport",
-            dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"],
+            dependencies: ["PWFlagsTestKit", "FlagsCore", "FlagsProtocol", "UnixIO"],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),

@@ -1,6 +1,7 @@
-/// A key of the configuration file, spelled as in CONFIG.md; keys are case-sensitive, as in systemd.
+/// A key of the configuration file, spelled as in the README's Configuration section; case-sensitive, as in
+/// systemd.
 ///
-/// The cases run in CONFIG.md's order, which the rendering and the reference file follow.
+/// The cases run in the order of the README's Configuration section, which the rendering and the reference file follow.
 public enum ConfigurationKey: String, Sendable, CaseIterable {
     // [Pushwoosh]
     case applicationCode = "ApplicationCode"

@@ -1,4 +1,5 @@
-/// Reads configuration files in the systemd style (CONFIG.md) into a `Configuration`, collecting every problem.
+/// Reads configuration files in the systemd style (README, Configuration) into a `Configuration`, collecting
+/// every problem.
 ///
 /// Feed the sources in their documented order (the main file, its drop-ins in lexical order, then command-line
 /// options through `assign(_:value:at:name:)`), then call `finish()`, which adds the checks that span keys.
@@ -32,7 +33,7 @@ public struct ConfigurationParser: Sendable {
         self.configuration = configuration
     }
 
-    /// The smallest `MaxLineBytes`: a line must hold any reasonable request (PROTOCOL.md).
+    /// The smallest `MaxLineBytes`: a line must hold any reasonable request (README, Protocol).
     public static let minimumMaxLineBytes = 1024
     /// The longest socket path: `sun_path` holds 108 bytes, including the terminating NUL.
     public static let maximumSocketPathBytes = 107

@@ -1,9 +1,9 @@
-/// A `[Section]` of the configuration file (CONFIG.md), in the order the file lists them.
+/// A `[Section]` of the configuration file (README, Configuration), in the order the file lists them.
 public enum ConfigurationSection: String, Sendable, CaseIterable {
     case pushwoosh = "Pushwoosh"
     case featureFlags = "FeatureFlags"
     case daemon = "Daemon"
 
-    /// The keys that belong in this section, in CONFIG.md's order.
+    /// The keys that belong in this section, in the order of the README's Configuration section.
     public var keys: [ConfigurationKey] { ConfigurationKey.allCases.filter { $0.section == self } }
 }

@@ -11,7 +11,7 @@
 /// `setAppState`) go at least `callerSpacing` after the previous request, so that no loop of local calls sends
 /// more than about one request a second; such triggers wait and share the one request that then goes.
 public struct RefreshPolicy: Sendable, Equatable {
-    /// The durations of CONFIG.md in seconds, and the lifecycle.
+    /// The configured durations (README, Configuration) in seconds, and the lifecycle.
     public struct Settings: Sendable, Equatable {
         public var cacheMaxAge: Double
         public var refreshInterval: Double

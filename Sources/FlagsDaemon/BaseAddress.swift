@@ -19,7 +19,7 @@ final class BaseAddress: Sendable {
     /// not used: whose it is cannot be told.
     static let file = "base-url"
 
-    /// `follows` is false when `ServerURL` is set: then `base_url` is ignored (UPSTREAM.md).
+    /// `follows` is false when `ServerURL` is set: then `base_url` is ignored (README, Talking to Pushwoosh).
     init(initial: URL, applicationCode: String, follows: Bool, stateDirectory: StateDirectory, logger: Logger) {
         var start = initial
         if follows, let kept = stateDirectory.read(Self.file).flatMap({ Self.kept($0, for: applicationCode) }) {

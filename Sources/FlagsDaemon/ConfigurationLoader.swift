@@ -7,7 +7,8 @@ import UnixIO
     import Darwin
 #endif
 
-/// Reads the configuration from its files and the command line, in CONFIG.md's order, reporting every problem.
+/// Reads the configuration from its files and the command line, in the order of the README's Configuration
+/// section, reporting every problem.
 ///
 /// The order: the defaults; the main file (`--config PATH`, else `/etc/pwflagsd/pwflagsd.conf` when it exists);
 /// every `*.conf` in `PATH.d/` in lexical byte order (hidden files and directories skipped, a missing `.d`

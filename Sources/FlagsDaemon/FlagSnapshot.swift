@@ -6,7 +6,7 @@ import FlagsProtocol
 /// Requests read snapshots without copying or re-encoding: `get` answers with bytes encoded when the flags
 /// arrived, not per request.
 public final class FlagSnapshot: Sendable {
-    /// Counts changes of the visible flag set since the daemon started (PROTOCOL.md).
+    /// Counts changes of the visible flag set since the daemon started (README, Protocol).
     public let revision: Int
     public let flags: FlagSet
     /// Each flag's wire object, by exact key.

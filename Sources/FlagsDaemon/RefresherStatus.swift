@@ -32,7 +32,8 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.cacheError?.at == rhs.cacheError?.at
     }
 
-    /// The `status` members of PROTOCOL.md this part of the daemon owns, with wall times read from `clock` now.
+    /// The `status` members (README, Protocol) this part of the daemon owns, with wall times read from `clock`
+    /// now.
     func fields(clock: any DaemonClock) -> [String: JSONValue] {
         let wall = WallTimes(clock)
         return [

@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// The flag object of PROTOCOL.md: `{"key":…,"enabled":…,"ruleId":…,"properties":{…}}`.
+/// The flag object of the README's Protocol section: `{"key":…,"enabled":…,"ruleId":…,"properties":{…}}`.
 extension Flag {
     /// Appends the flag object, members in the order the protocol shows them.
     public func writeWire(to output: inout [UInt8]) {

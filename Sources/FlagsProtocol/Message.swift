@@ -74,7 +74,7 @@ public enum IncomingMessage: Sendable, Equatable {
     }
 }
 
-/// The `flagsChanged` notification of PROTOCOL.md.
+/// The `flagsChanged` notification of the README's Protocol section.
 public struct FlagsChanged: Sendable, Equatable {
     public static let method = "flagsChanged"
 

@@ -1,6 +1,7 @@
 public import FlagsCore
 
-/// A JSON-RPC error as PROTOCOL.md lists them: a code programs branch on, a message for people, optional data.
+/// A JSON-RPC error as the README's Protocol section lists them: a code programs branch on, a message for
+/// people, optional data.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Int
     public var message: String

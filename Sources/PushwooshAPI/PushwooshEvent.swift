@@ -1,7 +1,7 @@
 public import FlagsCore
 public import Foundation
 
-/// An event for `postEvent`: its name, attributes and the two timestamps (UPSTREAM.md, postEvent).
+/// An event for `postEvent`: its name, attributes and the two timestamps (README, Talking to Pushwoosh).
 public struct PushwooshEvent: Sendable, Equatable {
     /// The event name, such as `PW_FeatureFlagImpression`.
     public var name: String

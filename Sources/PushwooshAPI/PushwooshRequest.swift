@@ -1,7 +1,8 @@
 public import FlagsCore
 public import Foundation
 
-/// One call as it goes on the wire: `POST {base}{method}` with the JSON body and headers of UPSTREAM.md.
+/// One call as it goes on the wire: `POST {base}{method}` with the JSON body and headers of the README's
+/// Talking to Pushwoosh section.
 ///
 /// Built without I/O so that tests can check every byte. Its description leaves the headers out, because one
 /// of them may carry the API token.

@@ -1,6 +1,6 @@
 import FlagsCore
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc
@@ -28,7 +28,8 @@ struct Benchmark {
                 LogLevel=warning
                 \(extra)
                 """,
-            directory: folder
+            directory: folder,
+            launcher: DaemonProcess.parentDeathLauncher
         )
     }
 
@@ -113,6 +114,10 @@ struct Benchmark {
     }
 
     /// From a `refresh` whose upstream reply changes the flags to the last subscriber's `flagsChanged`.
+    ///
+    /// On the main actor: the daemon's parent-death signal follows the thread that started it, and the main
+    /// thread is the one that lasts as long as the benchmark.
+    @MainActor
     func upstreamFanOut(subscribers counts: [Int]) async throws {
         let server = try FakePushwooshServer.start()
         defer { server.stop() }
@@ -128,7 +133,8 @@ struct Benchmark {
                 [Daemon]
                 MaxConnections=8192
                 LogLevel=warning
-                """
+                """,
+            launcher: DaemonProcess.parentDeathLauncher
         )
         defer { daemon.cleanUp() }
         _ = try await server.waitForRequests(count: 1)

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 import UnixIO
 
 #if canImport(Glibc)
@@ -18,8 +18,12 @@ final class EchoProcess {
     init(benchPath: String, path: String) throws {
         self.path = path
         process = Process()
-        process.executableURL = URL(fileURLWithPath: benchPath)
-        process.arguments = ["--serve-echo", path]
+        // Killed with the benchmark, by SIGKILL as in `stop()`: it may inherit SIGTERM blocked, and has nothing to clean.
+        let launcher =
+            DaemonProcess.parentDeathLauncher.isEmpty ? [] : ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"]
+        let command = launcher + [benchPath, "--serve-echo", path]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         // Not the benchmark's own output: a reader of that (the smoke test) must see it end with the benchmark.
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

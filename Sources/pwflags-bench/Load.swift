@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import FeatureFlags
 import Foundation
+import PWFlagsTestKit
 import Synchronization
-import TestSupport
 
 /// The client library's mirror `get`: what an app pays per flag read, on one thread and on two at once.
 enum MirrorBenchmark {

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc
@@ -34,6 +34,7 @@ let jsonPath = arguments.firstIndex(of: "--json").flatMap {
 }
 
 signal(SIGPIPE, SIG_IGN)
+TerminationSignals.stopDaemonsOnTermination()
 Measure.raiseFileLimit()
 let report = Report()
 report.machine = Machine.describe()

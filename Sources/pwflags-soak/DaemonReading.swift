@@ -1,6 +1,6 @@
 import FlagsCore
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

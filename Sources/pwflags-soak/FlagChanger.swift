@@ -1,8 +1,8 @@
 import FlagsCore
 import FlagsProtocol
 import Foundation
+import PWFlagsTestKit
 import Synchronization
-import TestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import FlagsCore
 import Foundation
+import PWFlagsTestKit
 import Synchronization
-import TestSupport
 
 #if canImport(Glibc)
     import Glibc

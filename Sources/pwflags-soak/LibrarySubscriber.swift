@@ -1,8 +1,8 @@
 import FeatureFlags
 import FlagsCore
 import FlagsProtocol
+import PWFlagsTestKit
 import Synchronization
-import TestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc

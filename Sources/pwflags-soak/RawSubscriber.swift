@@ -1,14 +1,15 @@
 import FlagsCore
 import Foundation
+import PWFlagsTestKit
 import Synchronization
-import TestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// A `listen` subscription on a raw connection, with or without keys, that applies each `flagsChanged` to its
-/// snapshot by the rules of PROTOCOL.md, written out here again rather than taken from the client library.
+/// snapshot by the rules of the README's Protocol section, written out here again rather than taken from the
+/// client library.
 ///
 /// A slow one reads only now and then, letting notifications pile up at the daemon. Every state it reaches is
 /// recorded as (revision, digest) for the final check against the history; a subscriber of every key must see

@@ -1,6 +1,6 @@
 import FlagsCore
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +24,10 @@ final class Soak {
     func run() throws -> Bool {
         var random = SplitMix64(seed: options.seed)
         let model = FlagModel(count: options.flags, random: &random)
-        let daemon = try DaemonProcess.serving(model.sorted, extra: "[Daemon]\nLogLevel=notice\nMaxConnections=1024\n")
+        // Started from the main thread, which lives as long as the soak: the daemon dies with it.
+        let daemon = try DaemonProcess.serving(
+            model.sorted, extra: "[Daemon]\nLogLevel=notice\nMaxConnections=1024\n",
+            launcher: DaemonProcess.parentDeathLauncher)
         defer { daemon.cleanUp() }
         let control = try SocketSession(socketPath: daemon.socketPath)
         let changer = FlagChanger(daemon: daemon, model: model, history: history, tally: tally, seed: random.next())

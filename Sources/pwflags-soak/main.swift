@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import PWFlagsTestKit
 
 #if canImport(Glibc)
     import Glibc
@@ -24,6 +24,7 @@ do {
 }
 
 signal(SIGPIPE, SIG_IGN)
+TerminationSignals.stopDaemonsOnTermination()
 let report = Report()
 report.machine = Machine.describe()
 report.machine["seconds"] = String(options.seconds)

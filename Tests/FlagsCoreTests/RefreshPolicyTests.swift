@@ -3,7 +3,7 @@ import Testing
 
 /// The refresh policy with a made-up clock: every rule of R7-R16 the policy decides, one test or more each.
 ///
-/// Defaults (CONFIG.md): CacheMaxAge 24 h, RefreshInterval 1 h, SessionTimeout 30 min, SessionMaxAge 24 h,
+/// Defaults (README, Configuration): CacheMaxAge 24 h, RefreshInterval 1 h, SessionTimeout 30 min, SessionMaxAge 24 h,
 /// RefreshThrottle 5 min, RetryBackoff 30 s. Times are boot-clock seconds (CLOCK_BOOTTIME, which counts through
 /// suspend and never jumps); `t0` is an arbitrary start.
 @Suite struct RefreshPolicyTests {

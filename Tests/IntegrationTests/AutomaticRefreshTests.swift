@@ -9,19 +9,11 @@ import Testing
 
 /// Refreshes nobody asked for (R8a-c): session starts, the interval, push registration.
 @Suite struct AutomaticRefreshTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("R8a: Lifecycle=foreground requests flags when the daemon starts (a session start)")
     func r8aSessionStartAtDaemonStart() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let requests = try await server.waitForRequests(count: 1)
         #expect(requests[0].apiMethod == "getFeatureFlags")
         #expect(requests[0].httpMethod == "POST")
@@ -37,13 +29,11 @@ import Testing
 
     @Test("R8a: Lifecycle=client starts in the background; setAppState foreground starts a session and a refresh")
     func r8aClientForegroundStartsSession() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["Lifecycle": "client"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         let status = try session.result("status")
         #expect(status?["appState"]?.stringValue == "background")
@@ -61,13 +51,11 @@ import Testing
 
     @Test("R8a: Lifecycle=client starts a new session after SessionTimeout in the background")
     func r8aClientLongBackground() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["Lifecycle": "client", "SessionTimeout": "300ms"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "SessionTimeout": "300ms"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setAppState", ["state": "foreground"])
         _ = try await server.waitForRequests(count: 1)
@@ -98,13 +86,11 @@ import Testing
 
     @Test("R8b: with Lifecycle=client the interval does not run in the background")
     func r8bNoIntervalInBackground() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["Lifecycle": "client", "RefreshInterval": "300ms"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "RefreshInterval": "300ms"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setAppState", ["state": "foreground"])
         _ = try await server.waitForRequests(count: 1)
@@ -120,14 +106,12 @@ import Testing
 
     @Test("R8c: pushRegistered starts a refresh")
     func r8cPushRegistered() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let answer = try session.result("pushRegistered")

@@ -7,18 +7,14 @@ import Testing
     import Glibc
 #endif
 
-/// UPSTREAM.md: an address kept in the state directory by an earlier `base_url` move is where the daemon calls
-/// after a restart, if it is https and was kept for the same application code.
+/// Talking to Pushwoosh (README): an address kept in the state directory by an earlier `base_url` move is where
+/// the daemon calls after a restart, if it is https and was kept for the same application code.
 ///
 /// Without `ServerURL` the daemon calls https addresses, which a test cannot serve; but libcurl sends https
 /// through `$https_proxy` with a `CONNECT host:port` line, so a fake server standing in as the proxy sees which
 /// host the daemon chose. Following a `base_url` in a reply is covered by the unit tests of the acceptance
 /// rule (PushwooshEndpoint, PushwooshEnvelope, BaseAddress): a reply over https cannot be faked here.
 @Suite struct BaseURLTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static let config = """
         [Pushwoosh]
         ApplicationCode=ABCDE-12345

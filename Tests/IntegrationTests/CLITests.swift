@@ -9,10 +9,6 @@ import Testing
 
 /// The `pwflags` binary against a real daemon: output, exit statuses, help, errors.
 @Suite struct CLITests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     private func run(_ daemon: DaemonProcess, _ arguments: [String]) throws -> CLI.Outcome {
         try CLI.run(["--socket", daemon.socketPath] + arguments)
     }

@@ -12,10 +12,6 @@ import Testing
     static let demoFlags = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("config/demo-flags.json").path
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.executable("checkout-example"))

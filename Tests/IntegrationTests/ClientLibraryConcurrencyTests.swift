@@ -12,10 +12,6 @@ import Testing
 
 /// Reads from many threads while updates land: the test to run under the thread sanitizer.
 @Suite struct ClientLibraryConcurrencyTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func version(_ number: Int) -> Flag {
         Flag(
             key: "new_checkout", isEnabled: number % 2 == 0, ruleId: "r_\(number)",
@@ -24,11 +20,9 @@ import Testing
 
     @Test("8 threads × 100k reads of get and isEnabled while the flags change; every read is a whole version")
     func concurrentReadsDuringUpdates() async throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("flags.json", FlagsFile.text([Self.version(0)]))
-        let daemon = try DaemonProcess(
-            config: "[FeatureFlags]\nLocalFlagsFile=\(directory.file("flags.json"))\n", directory: directory)
+        let daemon = try DaemonProcess.serving([Self.version(0)])
         defer { daemon.cleanUp() }
+        let directory = daemon.directory
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
@@ -69,10 +63,7 @@ import Testing
 
     @Test("A read costs well under a microsecond", .disabled(if: underThreadSanitizer, "timed without the sanitizer"))
     func readsAreCheap() async throws {
-        let directory = try TemporaryDirectory()
-        try directory.write("flags.json", FlagsFile.text([Self.version(0)]))
-        let daemon = try DaemonProcess(
-            config: "[FeatureFlags]\nLocalFlagsFile=\(directory.file("flags.json"))\n", directory: directory)
+        let daemon = try DaemonProcess.serving([Self.version(0)])
         defer { daemon.cleanUp() }
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }

@@ -13,10 +13,6 @@ import Testing
 
 /// R15 end to end: the daemon goes away, the mirror's clock passes `expiresAt`, the flags go.
 @Suite struct ClientLibraryExpiryTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("R15: while the daemon is away the mirror serves its flags until expiresAt, then none, and tells listeners")
     func mirrorExpiresWhileDisconnected() async throws {
         let server = try FakePushwooshServer.start()

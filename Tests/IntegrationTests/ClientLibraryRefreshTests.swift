@@ -14,10 +14,6 @@ import Testing
 @Suite struct ClientLibraryRefreshTests {
     static let checkout = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: ["max_items": 5])
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func startDaemon(_ server: FakePushwooshServer) throws -> DaemonProcess {
         try DaemonProcess(
             config: """
@@ -34,13 +30,9 @@ import Testing
         "R11: a failed refresh throws PWFeatureFlagsErrorDomain with the status as code",
         arguments: [(FakeReply.status(503), 503), (FakeReply.raw("garbage"), 200)])
     func refreshErrorCarriesTheStatus(reply: FakeReply, code: Int) async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(reply, for: "getFeatureFlags")
-        let daemon = try Self.startDaemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(daemon: Self.startDaemon) { $0.setDefaultReply(reply, for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }
         await #expect {
@@ -53,13 +45,11 @@ import Testing
 
     @Test("refresh(completion:) runs on the given queue with the NSError of R11")
     func completionRunsOnTheGivenQueue() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.status(503), for: "getFeatureFlags")
-        let daemon = try Self.startDaemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(daemon: Self.startDaemon) {
+            $0.setDefaultReply(.status(503), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }
         let queue = DispatchQueue(label: "test.refresh")
@@ -74,13 +64,11 @@ import Testing
 
     @Test("After a successful refresh the mirror already shows its flags")
     func refreshedFlagsAreInTheMirror() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.status(503), for: "getFeatureFlags")
-        let daemon = try Self.startDaemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(daemon: Self.startDaemon) {
+            $0.setDefaultReply(.status(503), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))

@@ -19,10 +19,6 @@ import Testing
     /// Short backoff so a restart is noticed in milliseconds.
     static let fast = MirrorTiming(initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(200))
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// A daemon serving `flags` from `flags.json` in `directory` (a new one when nil).
     static func startDaemon(_ flags: [Flag], directory: TemporaryDirectory? = nil) throws -> DaemonProcess {
         let directory = try directory ?? TemporaryDirectory()

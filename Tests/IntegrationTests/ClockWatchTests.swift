@@ -9,19 +9,11 @@ import Testing
 /// The running daemon watches for wall-clock changes without polling (issue 11). No test sets the machine's
 /// clock, so this checks the watch itself as the kernel shows it.
 @Suite struct ClockWatchTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("From READY=1 on, the daemon holds a CLOCK_REALTIME timerfd armed with TFD_TIMER_CANCEL_ON_SET")
     func daemonWatchesTheWallClock() throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.hang, for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let pid = daemon.process.processIdentifier
         let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
         let watches = descriptors.filter { fd in

@@ -9,10 +9,6 @@ import Testing
 
 /// Many connections opened and dropped, one after another and in bursts: nothing may leak.
 @Suite struct ConnectionFloodTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test func tenThousandConnectionsOpenedAndDroppedLeaveNoDescriptorBehind() throws {
         // The daemon inherits the raised limit; 500 at once need more than the usual 1024 for both sides.
         try #require(FileLimit.raise(to: 4096) >= 1200)

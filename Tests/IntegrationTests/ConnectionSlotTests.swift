@@ -10,10 +10,6 @@ import Testing
 /// At `MaxConnections`, a connection its peer closed no longer counts: hangups are handled before new
 /// connections are counted.
 @Suite struct ConnectionSlotTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test func aClientConnectingRightAfterAnotherLeftIsServedAtTheLimit() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=2\n")
         defer { daemon.cleanUp() }

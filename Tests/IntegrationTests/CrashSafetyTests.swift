@@ -9,10 +9,6 @@ import Testing
 
 /// `kill -9` at random moments around cache writes: every restart finds the old cache or the new one.
 @Suite struct CrashSafetyTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// `PWFLAGS_CRASH_KILLS` (default 200): how many daemons are killed.
     static var kills: Int {
         ProcessInfo.processInfo.environment["PWFLAGS_CRASH_KILLS"].flatMap(Int.init) ?? 200

@@ -10,10 +10,6 @@ import Testing
 /// A daemon out of file descriptors: connections wait in the backlog, and the daemon neither spins nor floods
 /// its log while they do.
 @Suite struct DescriptorExhaustionTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test func runningOutOfDescriptorsNeitherSpinsNorFloodsTheLogAndServingResumes() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

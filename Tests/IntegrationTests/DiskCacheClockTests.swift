@@ -12,10 +12,6 @@ import Testing
 /// machine's clocks are never changed: the cache file is rewritten as a daemon in each situation would have left
 /// it. The tests' configuration has CacheMaxAge=1h.
 @Suite struct DiskCacheClockTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// This boot's id as libsystemd gives it: 32 hex digits.
     static var bootID: String {
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""

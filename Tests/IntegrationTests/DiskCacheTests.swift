@@ -9,10 +9,6 @@ import Testing
 
 /// The disk cache across restarts (R7, R13): whose flags it holds, how long, and what is never written.
 @Suite struct DiskCacheTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// Runs a first daemon until its complete response is on disk, then stops it; returns its directory.
     func cacheFirst(
         _ server: FakePushwooshServer,

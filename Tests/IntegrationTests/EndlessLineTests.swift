@@ -10,10 +10,6 @@ import UnixIO
 
 /// A client that sends 100 MiB without a newline is cut off at `MaxLineBytes`; the daemon never buffers the rest.
 @Suite struct EndlessLineTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test func aHundredMebibytesWithoutANewlineAreRefusedAtMaxLineBytesAndNeverBuffered() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

@@ -9,10 +9,6 @@ import Testing
 
 /// Keys compare by their exact characters (R2): no case folding, and no Unicode canonical equivalence either.
 @Suite struct ExactKeyTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// "café" with a precomposed é (U+00E9) and with an e and a combining acute accent (U+0301).
     static let precomposed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"

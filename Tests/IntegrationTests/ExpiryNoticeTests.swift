@@ -11,10 +11,6 @@ import Testing
 /// A `listen` reply and every `flagsChanged` carry `expiresAt`, as `status` reports it: a subscriber learns the
 /// age of its flags with them, without a `status` round trip per notification.
 @Suite struct ExpiryNoticeTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("With the local file, listen's reply and each flagsChanged carry expiresAt null (never expires)")
     func localFileNeverExpires() throws {
         let daemon = try DaemonProcess.serving([Fixtures.banner])
@@ -30,14 +26,12 @@ import Testing
 
     @Test("With Pushwoosh, listen's reply and each flagsChanged carry the expiresAt status reports")
     func pushwooshExpiry() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes", "CacheMaxAge": "2h"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes", "CacheMaxAge": "2h"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let client = try daemon.connect()

@@ -75,7 +75,7 @@ enum Fixtures {
         .array(flags.sorted { $0.key < $1.key }.map(wireValue))
     }
 
-    /// The flag object of PROTOCOL.md.
+    /// The flag object of the README's Protocol section.
     static func wireValue(_ flag: Flag) -> JSONValue {
         [
             "key": .string(flag.key), "enabled": .bool(flag.isEnabled), "ruleId": .string(flag.ruleId),

@@ -13,31 +13,32 @@ import Testing
         key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
-    /// A daemon on the fake server with `flags` already fetched and served.
-    static func start(
-        _ server: FakePushwooshServer,
-        flags: [Flag] = [checkout, banner],
-        extra: String = ""
-    ) async throws -> (DaemonProcess, RawClient) {
-        server.setDefaultReply(.flags(flags), for: "getFeatureFlags")
-        let daemon = try DaemonProcess(
-            config: """
-                [Pushwoosh]
-                ApplicationCode=ABCDE-12345
-                ServerURL=\(server.baseURL)
-                HWID=hwid-1
-                [FeatureFlags]
-                RefreshThrottle=1h
-                \(extra)
-                """
-        )
-        let client = try RawClient(socketPath: daemon.socketPath)
-        try await waitForFlag(flags.first?.key ?? "", client: client)
-        return (daemon, client)
+    /// A rig whose daemon has `flags` already fetched and served, and a client connected to it.
+    static func start(flags: [Flag] = [checkout, banner], extra: String = "") async throws -> (PushwooshRig, RawClient)
+    {
+        let rig = try PushwooshRig.start(
+            daemon: { server in
+                try DaemonProcess(
+                    config: """
+                        [Pushwoosh]
+                        ApplicationCode=ABCDE-12345
+                        ServerURL=\(server.baseURL)
+                        HWID=hwid-1
+                        [FeatureFlags]
+                        RefreshThrottle=1h
+                        \(extra)
+                        """
+                )
+            },
+            replies: { $0.setDefaultReply(.flags(flags), for: "getFeatureFlags") })
+        do {
+            let client = try RawClient(socketPath: rig.daemon.socketPath)
+            try await waitForFlag(flags.first?.key ?? "", client: client)
+            return (rig, client)
+        } catch {
+            rig.stop()
+            throw error
+        }
     }
 
     /// Subscribes and reads notifications until `key` reads as a flag: the signal that a fetch landed.
@@ -62,12 +63,9 @@ import Testing
 
     @Test("R17: logImpression sends PW_FeatureFlagImpression with the exact body")
     func sendsTheExactEvent() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, client) = try await Self.start()
+        defer { rig.stop() }
+        let server = rig.server
         let before = Int(Date().timeIntervalSince1970)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         let event = try #require(Self.postEvents(server).first)
@@ -91,12 +89,9 @@ import Testing
 
     @Test("R18: a repeat inside the session is a duplicate and sends nothing; an unknown key is noFlag")
     func repeatsAreNotSent() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, client) = try await Self.start()
+        defer { rig.stop() }
+        let server = rig.server
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "duplicate")
         #expect(try Self.logImpression("nope", client)?["outcome"] == "noFlag")
@@ -112,12 +107,9 @@ import Testing
 
     @Test("R18: a new rule or a new state of the flag is a new impression")
     func ruleOrStateChangeSendsAgain() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server, extra: "DisableThrottle=yes")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, client) = try await Self.start(extra: "DisableThrottle=yes")
+        defer { rig.stop() }
+        let server = rig.server
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         var moved = Self.checkout
         moved.ruleId = "r_99"
@@ -142,12 +134,9 @@ import Testing
 
     @Test("R18: a new session (a user change) reports the impression again")
     func newSessionSendsAgain() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, client) = try await Self.start()
+        defer { rig.stop() }
+        let server = rig.server
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(
             try client.request(#"{"id":2,"method":"setUserId","params":{"userId":"alice"}}"#)?["result"]?["userId"]
@@ -194,12 +183,9 @@ import Testing
 
     @Test("R18: a failed send (HTTP 500, no reply) is not recorded, so the next call sends it again")
     func failedSendIsRetriedByTheNextCall() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, client) = try await Self.start()
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         server.enqueue(.status(500, body: "oops"), for: "postEvent")
         let failed = try #require(try Self.logImpression("new_checkout", client))
         #expect(failed == ["outcome": "failed", "status": 500])
@@ -215,9 +201,9 @@ import Testing
 
     @Test("R18: a refused connection fails with status 0 and stays unsent")
     func refusedConnectionFails() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server)
-        defer { daemon.cleanUp() }
+        let (rig, client) = try await Self.start()
+        defer { rig.stop() }
+        let server = rig.server
         server.stop()
         #expect(try Self.logImpression("new_checkout", client) == ["outcome": "failed", "status": 0])
         #expect(try Self.logImpression("new_checkout", client) == ["outcome": "failed", "status": 0])
@@ -229,12 +215,9 @@ import Testing
 
     @Test("R18: concurrent calls for the same impression send one event")
     func concurrentCallsSendOnce() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, first) = try await Self.start(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, first) = try await Self.start()
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         server.setDefaultReply(.delay(.milliseconds(300), then: .ok), for: "postEvent")
         let second = try RawClient(socketPath: daemon.socketPath)
         let line = #"{"id":1,"method":"logImpression","params":{"key":"new_checkout"}}"#
@@ -247,12 +230,9 @@ import Testing
 
     @Test("Impressions never wait behind a flag request that hangs")
     func impressionsDoNotWaitForRefresh() async throws {
-        let server = try FakePushwooshServer.start()
-        let (daemon, client) = try await Self.start(server, extra: "DisableThrottle=yes")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let (rig, client) = try await Self.start(extra: "DisableThrottle=yes")
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         server.enqueue(.hang, for: "getFeatureFlags")
         let refresher = try RawClient(socketPath: daemon.socketPath)
         try refresher.send(line: #"{"id":1,"method":"refresh"}"#)

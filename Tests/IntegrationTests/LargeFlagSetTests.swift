@@ -10,10 +10,6 @@ import Testing
 /// A flag set larger than `MaxPendingBytes` (the upstream limit is 8 MiB, the default bound 4 MiB) is served
 /// whole to a client that reads, while a client that does not read is still cut off.
 @Suite struct LargeFlagSetTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// 20 flags with a property of 300 KB each: about 6 MB listed, under the 8 MiB file and reply limits.
     static func flags(round: Int = 0) -> [Flag] {
         (0..<20).map { index in

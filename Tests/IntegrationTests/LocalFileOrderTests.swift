@@ -11,10 +11,6 @@ import Testing
 /// The local flags file is read by inotify, by `refresh` and by the refresher (a user change, a session start):
 /// reads that race each other must never put back content the file no longer holds.
 @Suite struct LocalFileOrderTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// The flag whose rule id carries the edit's number.
     static func flag(_ version: Int) -> Flag {
         Flag(key: "v", isEnabled: true, ruleId: "r\(version)")

@@ -7,12 +7,8 @@ import Testing
     import Glibc
 #endif
 
-/// Every method of PROTOCOL.md over a real socket, against the real daemon serving a local flags file.
+/// Every method (README, Protocol) over a real socket, against the real daemon serving a local flags file.
 @Suite struct MethodTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test func getReturnsTheStoredFlag() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

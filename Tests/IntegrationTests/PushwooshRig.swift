@@ -1,6 +1,13 @@
 import TestSupport
 
 /// A fake Pushwoosh and a daemon that fetches from it: the setup most Pushwoosh suites begin with.
+///
+///     let rig = try PushwooshRig.start { $0.setDefaultReply(.hang, for: "getFeatureFlags") }
+///     defer { rig.stop() }
+///
+/// A test says only what is particular to it: the server's replies and the daemon's keys (or the whole daemon,
+/// through `start(daemon:replies:)`); the order (replies before the daemon's first request) and the teardown are
+/// the rig's.
 struct PushwooshRig {
     let server: FakePushwooshServer
     let daemon: DaemonProcess
@@ -15,12 +22,24 @@ struct PushwooshRig {
             $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
     ) throws -> PushwooshRig {
+        try start(
+            daemon: {
+                try Fixtures.daemon(
+                    $0, featureFlags: featureFlags, pushwoosh: pushwoosh, applicationCode: applicationCode)
+            },
+            replies: replies)
+    }
+
+    /// Starts the server, lets `replies` set what it answers, then starts the daemon `makeDaemon` configures for
+    /// it (a suite's own configuration); the server is stopped again if the daemon does not start.
+    static func start(
+        daemon makeDaemon: (FakePushwooshServer) throws -> DaemonProcess,
+        replies: (FakePushwooshServer) -> Void
+    ) throws -> PushwooshRig {
         let server = try FakePushwooshServer.start()
         replies(server)
         do {
-            let daemon = try Fixtures.daemon(
-                server, featureFlags: featureFlags, pushwoosh: pushwoosh, applicationCode: applicationCode)
-            return PushwooshRig(server: server, daemon: daemon)
+            return PushwooshRig(server: server, daemon: try makeDaemon(server))
         } catch {
             server.stop()
             throw error

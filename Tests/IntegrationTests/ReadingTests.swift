@@ -9,20 +9,14 @@ import Testing
 
 /// Reading flags never waits for Pushwoosh (R3), and a plan without flags reads as defaults (R5).
 @Suite struct ReadingTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("R3: get answers at once from the stored flags while the server stalls")
     func r3GetDoesNotWaitForTheNetwork() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            server.stop()
-            daemon.cleanUp()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.setDefaultReply(.hang, for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         // A refresh from another connection now hangs on the server.
@@ -44,13 +38,9 @@ import Testing
 
     @Test("R3: before any answer, get returns null at once")
     func r3GetWithoutFlagsIsNull() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            server.stop()
-            daemon.cleanUp()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.hang, for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         _ = try await server.waitForRequests(count: 1)
         let session = try SocketSession(socketPath: daemon.socketPath)
         let clock = ContinuousClock()
@@ -66,13 +56,9 @@ import Testing
 
     @Test("R5: a plan without feature flags (flags: []) reads null, and isEnabled gives the default")
     func r5PlanWithoutFlags() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.flags([]), for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
         #expect(try Eventually.wait { try session.result("status")?["fetchedAt"]?.isNull == false })

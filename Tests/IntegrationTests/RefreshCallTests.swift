@@ -9,21 +9,15 @@ import Testing
 
 /// The `refresh` method and what an update tells listeners (R9, R10, R12, R13, R14).
 @Suite struct RefreshCallTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("R9: an identical response notifies no listener; a changed one notifies once")
     func r9OnlyChangesNotify() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.enqueue(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.enqueue(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let listener = try SocketSession(socketPath: daemon.socketPath)
@@ -47,13 +41,9 @@ import Testing
 
     @Test("R10: inside RefreshThrottle a refresh answers from the stored flags and sends nothing")
     func r10Throttle() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
@@ -67,14 +57,12 @@ import Testing
 
     @Test("R10: concurrent refreshes from several connections share one request")
     func r10ConcurrentRefreshesShareOneRequest() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.enqueue(.delay(.milliseconds(600), then: .flags([Fixtures.search])), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.enqueue(.delay(.milliseconds(600), then: .flags([Fixtures.search])), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let clients = try (0..<4).map { _ in try RawClient(socketPath: daemon.socketPath) }
@@ -89,13 +77,11 @@ import Testing
 
     @Test("R12: DisableThrottle=yes sends a request for every refresh")
     func r12DisableThrottle() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let before = server.requests.count
@@ -108,14 +94,12 @@ import Testing
 
     @Test("R13: a partial response is served, does not open the throttle window, and the next refresh asks again")
     func r13PartialDoesNotThrottle() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout], partial: true), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.enqueue(.flags([Fixtures.checkout], partial: true), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([Fixtures.checkout, Fixtures.search]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("status")?["partial"]?.boolValue == true)

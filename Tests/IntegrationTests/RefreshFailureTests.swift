@@ -9,10 +9,6 @@ import Testing
 
 /// Failed refreshes (R11) and flags that outlive the server only until CacheMaxAge (R15).
 @Suite struct RefreshFailureTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// Peak RSS growth allowed while a fault is handled: far below the 50 MiB a body may announce.
     static let peakGrowthLimit = 24 * 1024 * 1024
 
@@ -92,14 +88,12 @@ import Testing
 
     @Test("R11: a success clears status.lastError")
     func r11SuccessClearsLastError() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.status(500), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.enqueue(.status(500), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
         #expect(try Eventually.wait { try session.result("status")?["lastError"]?["status"]?.integerValue == 500 })

@@ -9,10 +9,6 @@ import Testing
 
 /// Automatic retries against a server that keeps failing back off with jitter: the server never sees a storm.
 @Suite struct RetryStormTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// `PWFLAGS_STORM_SECONDS` (default 6): how long to count. From 30 s on, the test uses RetryBackoff=1s and
     /// RefreshInterval=30s, the figures of a real device; below, 100ms and 1600ms, so that the suite stays short.
     static var seconds: Double {

@@ -9,10 +9,6 @@ import Testing
 
 /// Where requests go and what they carry: the R16 URL rule, the API token, `base_url` with `ServerURL` set.
 @Suite struct ServerAddressTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("R16: a ServerURL not ending in json/1.3/ sends nothing; get is null, refresh fails with status 0")
     func r16BadServerURL() async throws {
         let server = try FakePushwooshServer.start()
@@ -73,12 +69,9 @@ import Testing
 
     @Test("Without a token file no Authorization header is sent")
     func noTokenNoAuthorization() async throws {
-        let server = try FakePushwooshServer.start()
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(replies: { _ in })
+        defer { rig.stop() }
+        let server = rig.server
         let requests = try await server.waitForRequests(count: 1)
         #expect(requests[0].header("Authorization") == nil)
     }

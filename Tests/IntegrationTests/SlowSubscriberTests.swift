@@ -9,10 +9,6 @@ import Testing
 
 /// A subscriber that never reads while a big flag set changes many times, at the default `MaxPendingBytes`.
 @Suite struct SlowSubscriberTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// 200 flags of about 1 KiB, every one different in each round: a `flagsChanged` of about 220 KB.
     static func flags(round: Int) -> [Flag] {
         let blob = String(repeating: String(UnicodeScalar(UInt8(97 + round % 26))), count: 1000)

@@ -14,10 +14,6 @@ import Testing
         {"flags":[{"key":"new_checkout","enabled":true,"rule_id":"r_1a2b3c4d","properties":{"color":"green"}}]}
         """
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// `systemd-socket-activate` from the systemd package; a missing one fails the test rather than skipping it.
     static func socketActivate() throws -> String {
         let candidates = ["/usr/bin/systemd-socket-activate", "/bin/systemd-socket-activate"]

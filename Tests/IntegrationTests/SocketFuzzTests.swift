@@ -9,10 +9,6 @@ import Testing
 
 /// The protocol fuzzer's inputs sent to the real daemon over its socket: it must neither crash nor stop answering.
 @Suite struct SocketFuzzTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// Seconds of fuzzing: `PWFLAGS_SOCKET_FUZZ_SECONDS`, else 3.
     static var duration: Duration {
         let seconds = ProcessInfo.processInfo.environment["PWFLAGS_SOCKET_FUZZ_SECONDS"].flatMap(Double.init) ?? 3

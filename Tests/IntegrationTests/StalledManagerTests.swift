@@ -9,10 +9,6 @@ import Testing
 /// A service manager that stops reading its notification socket: sd_notify messages then cannot be delivered,
 /// and the daemon must go on serving, reloading and stopping regardless.
 @Suite struct StalledManagerTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("A manager that stops reading NOTIFY_SOCKET stalls neither requests, reloads nor the shutdown")
     func managerThatStopsReading() throws {
         let daemon = try SystemdNotifyTests.localDaemon()

@@ -11,10 +11,6 @@ import Testing
 /// `status.cacheError` say so until a write succeeds again.
 @Suite(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
 struct StateDirectoryFaultTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     /// A flag whose JSON is about `bytes` long.
     static func big(bytes: Int) -> Flag {
         Flag(

@@ -9,10 +9,6 @@ import Testing
 
 /// D2: what the daemon tells systemd, seen on a fake NOTIFY_SOCKET, and reloads (SIGHUP, `pwflags reload`).
 @Suite struct SystemdNotifyTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func localDaemon(environment: [String: String] = [:]) throws -> DaemonProcess {
         let directory = try TemporaryDirectory()
         try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)

@@ -12,24 +12,18 @@ import Testing
 /// Pushwoosh is protected from local callers (issue 11): R10 counts the requests sent, failed or not, and no loop
 /// of local calls sends more than about one request a second, while a user change still goes within a second.
 @Suite struct UpstreamProtectionTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     static func flagRequests(_ server: FakePushwooshServer) -> [RecordedRequest] {
         server.requests.filter { $0.apiMethod == "getFeatureFlags" }
     }
 
     @Test("R10: with valid stored flags and a failing upstream, 20 refresh calls past RefreshThrottle send 1 request")
     func r10FailedRequestsOpenTheWindow() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.setDefaultReply(.status(503, body: "busy"), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["RefreshThrottle": "1s"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["RefreshThrottle": "1s"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.setDefaultReply(.status(503, body: "busy"), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let fetched = ContinuousClock.now
@@ -106,13 +100,9 @@ import Testing
     @Test("Impressions are bounded: 40 at once send 30, the rest answer failed with status 0 and go later")
     func impressionsAreBounded() async throws {
         let flags = (0..<40).map { Flag(key: "flag_\($0)", isEnabled: true, ruleId: "r_\($0)") }
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags(flags), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.flags(flags), for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("flag_39", on: session))
         var outcomes: [String] = []

@@ -9,20 +9,14 @@ import Testing
 
 /// A new user never sees the previous user's flags (R8d).
 @Suite struct UserChangeTests {
-    init() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
     @Test("R8d: after setUserId the old flags are gone at once, in memory and on disk, until the new ones arrive")
     func r8dOldFlagsNeverShown() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.enqueue(.delay(.milliseconds(500), then: .flags([Fixtures.search])), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.enqueue(.delay(.milliseconds(500), then: .flags([Fixtures.search])), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         #expect(Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
@@ -51,14 +45,12 @@ import Testing
 
     @Test("R8d: an answer for the previous user that arrives after the change is thrown away")
     func r8dLateAnswerForOldUser() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.delay(.milliseconds(400), then: .flags([Fixtures.checkout])), for: "getFeatureFlags")
-        server.enqueue(.delay(.milliseconds(800), then: .flags([Fixtures.search])), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.enqueue(.delay(.milliseconds(400), then: .flags([Fixtures.checkout])), for: "getFeatureFlags")
+            $0.enqueue(.delay(.milliseconds(800), then: .flags([Fixtures.search])), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
         _ = try session.result("setUserId", ["userId": "alice"])
@@ -71,13 +63,9 @@ import Testing
 
     @Test("R8d: setUserId back to \"\" uses the HWID again, and discards alice's flags")
     func r8dBackToHWID() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start { $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags") }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setUserId", ["userId": "alice"])
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))

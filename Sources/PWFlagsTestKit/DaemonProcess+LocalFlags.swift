@@ -5,11 +5,12 @@ extension DaemonProcess {
     /// Writes `flags` to a local flags file in a fresh temporary directory and starts a daemon serving it.
     ///
     /// `extra` is appended to the configuration (for example `[Daemon]\nMaxConnections=4`); `flags` nil starts
-    /// the daemon without the file.
+    /// the daemon without the file; `launcher` is as in `init`.
     public static func serving(
         _ flags: [Flag]?,
         extra: String = "",
-        environment: [String: String] = [:]
+        environment: [String: String] = [:],
+        launcher: [String] = []
     ) throws -> DaemonProcess {
         let directory = try TemporaryDirectory()
         if let flags {
@@ -19,7 +20,8 @@ extension DaemonProcess {
             return try DaemonProcess(
                 config: LocalFlags.config(in: directory, extra: extra),
                 directory: directory,
-                environment: environment
+                environment: environment,
+                launcher: launcher
             )
         } catch {
             directory.remove()

@@ -29,6 +29,15 @@ public final class DaemonProcess: @unchecked Sendable {
         return directory
     }
 
+    /// A launcher that has the kernel send the daemon SIGTERM when the thread that started it ends (util-linux
+    /// `setpriv --pdeathsig`; empty where there is no setpriv). The bench and soak start their daemons from the
+    /// main thread with it, so a bench killed with SIGKILL (a timeout) does not leave its daemons running; the
+    /// tests do not, since a test's thread may end before its daemon should.
+    public static var parentDeathLauncher: [String] {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+            ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
+    }
+
     /// The path of a built executable of the package.
     public static func executable(_ name: String) -> String {
         productsDirectory.appendingPathComponent(name).path
@@ -47,6 +56,7 @@ public final class DaemonProcess: @unchecked Sendable {
         waitForReady: Bool = true,
         launcher: [String] = []
     ) throws {
+        BrokenPipe.ignore()
         let directory = try directory ?? TemporaryDirectory()
         self.directory = directory
         socketPath = directory.file("d.sock")
@@ -84,6 +94,7 @@ public final class DaemonProcess: @unchecked Sendable {
         let exit = self.exit
         process.terminationHandler = { finished in exit.status.withLock { $0 = finished.terminationStatus } }
         try process.run()
+        TerminationSignals.adopt(self)
         if waitForReady {
             guard notify.waitFor("READY=1") != nil else {
                 process.terminate()
@@ -117,6 +128,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// SIGTERM, then wait for the exit status; SIGKILL if it does not come.
     @discardableResult
     public func stop() -> Int32? {
+        TerminationSignals.release(self)
         guard isRunning else { return exit.status.withLock { $0 } }
         signal(SIGTERM)
         if let status = waitForExit() { return status }

@@ -13,6 +13,7 @@ public final class LineClient {
     private var end = 0
 
     public init(path: String) throws {
+        BrokenPipe.ignore()
         fd = try UnixSocket.connect(to: path)
     }
 

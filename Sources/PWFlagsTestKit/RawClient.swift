@@ -11,6 +11,7 @@ public final class RawClient {
     private var buffer: [UInt8] = []
 
     public init(socketPath: String) throws {
+        BrokenPipe.ignore()
         fd = try UnixSocket.connect(to: socketPath)
     }
 

@@ -39,6 +39,7 @@ public final class FakePushwooshServer: Sendable {
 
     /// Starts a server on an ephemeral port; call `stop()` when done.
     public static func start() throws -> FakePushwooshServer {
+        BrokenPipe.ignore()
         // A client that gives up mid-reply must not kill the test process.
         signal(SIGPIPE, SIG_IGN)
         let (fd, port) = try LoopbackSocket.bound()

@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(
             name: "FlagsProtocolTests", dependencies: ["FlagsProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PushwooshAPITests", dependencies: ["PushwooshAPI", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "FlagsDaemonTests", dependencies: ["FlagsDaemon", "FlagsProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

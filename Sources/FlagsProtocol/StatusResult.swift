@@ -70,10 +70,11 @@ public struct StatusResult: CallResult, Equatable {
 
     public init() {}
 
-    /// Reads a status object. Only `version` is required: a member this reader does not find keeps its default.
+    /// Reads a status object. Every member is optional: one this reader does not find keeps its default, so a
+    /// daemon older or newer than this reader still tells what it knows (a mirror needs only `expiresAt`).
     public init?(result: JSONValue) {
-        guard let version = result["version"]?.stringValue else { return nil }
-        self.version = version
+        guard result.objectValue != nil else { return nil }
+        version = result["version"]?.stringValue ?? ""
         source = result["source"]?.stringValue ?? ""
         applicationCode = result["applicationCode"]?.stringValue
         hwid = result["hwid"]?.stringValue ?? ""

@@ -104,7 +104,8 @@ import Testing
         let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
         #expect(text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","cacheError":{"at":"#))
         #expect(names.count == 20)
-        #expect(StatusResult(result: ["flags": 1]) == nil)
+        #expect(StatusResult(result: ["expiresAt": "2031-01-01T00:00:00Z"])?.expiresAt == "2031-01-01T00:00:00Z")
+        #expect(StatusResult(result: [1, 2]) == nil)
     }
 
     @Test func aReloadErrorCarriesItsProblems() throws {

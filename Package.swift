@@ -84,7 +84,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FlagsDaemonTests",
-            dependencies: ["FlagsDaemon", "FlagsCore", "PushwooshAPI", "UnixIO", "CLinux", "TestSupport"],
+            dependencies: [
+                "FlagsDaemon", "FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CLinux", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -16,17 +16,14 @@ final class CommandChannel: Sendable {
         self.socketPath = socketPath
     }
 
-    /// Sends a call and waits for its answer. Call on `queue`.
-    func perform(_ call: Call) -> Result<JSONValue, ClientError> {
-        send { connection throws(ClientError) in try connection.call(call) }
+    /// Sends a call and waits for its answer, read as the method's result type. Call on `queue`.
+    func perform<Answer: CallResult>(_ call: Call, as type: Answer.Type) -> Result<Answer, ClientError> {
+        send { connection throws(ClientError) in try connection.call(call, as: type) }
     }
 
     /// Sends a call without an id: the daemon answers nothing. Call on `queue`.
     func notify(_ call: Call) {
-        _ = send { connection throws(ClientError) in
-            try connection.notify(call)
-            return .null
-        }
+        _ = send { connection throws(ClientError) in try connection.notify(call) }
     }
 
     /// Closes the kept connection.
@@ -36,9 +33,9 @@ final class CommandChannel: Sendable {
 
     /// Runs `body` on the kept connection, or a new one; once more on a new one when the kept connection
     /// turns out closed, which is what a daemon restart looks like from here.
-    private func send(
-        _ body: (DaemonConnection) throws(ClientError) -> JSONValue
-    ) -> Result<JSONValue, ClientError> {
+    private func send<Value: Sendable>(
+        _ body: (DaemonConnection) throws(ClientError) -> Value
+    ) -> Result<Value, ClientError> {
         connection.withLock { kept in
             var reused = kept != nil
             while true {

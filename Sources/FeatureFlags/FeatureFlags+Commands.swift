@@ -48,36 +48,33 @@ extension FeatureFlags {
     /// The daemon discards the old user's flags, which the mirror shows (and listeners hear) as a change.
     /// The daemon limits it to `ControlGroups`; a refused call changes nothing.
     public func setUserId(_ userId: String) {
-        perform(.setUserId(userId))
+        perform(.setUserId(userId), as: SetUserIdResult.self)
     }
 
     /// Tells the daemon the app came to the foreground or went to the background (R8a). Returns at once.
     public func setAppState(_ state: AppState) {
-        perform(.setAppState(state == .foreground ? .foreground : .background))
+        perform(.setAppState(state == .foreground ? .foreground : .background), as: SetAppStateResult.self)
     }
 
     /// Tells the daemon the device registered for push notifications (R8c). Returns at once.
     public func pushRegistered() {
-        perform(.pushRegistered)
+        perform(.pushRegistered, as: PushRegisteredResult.self)
     }
 
-    private func perform(_ call: Call) {
+    private func perform<Answer: CallResult>(_ call: Call, as type: Answer.Type) {
         let commands = self.commands
-        commands.queue.async { _ = commands.perform(call) }
+        commands.queue.async { _ = commands.perform(call, as: type) }
     }
 
     /// Runs a refresh on the command queue and folds its answer into the mirror; the error, if any.
     private static func performRefresh(store: MirrorStore, commands: CommandChannel) -> ClientError? {
         // The subscription open now: the answer's revision is comparable only with its own.
         let generation = store.current.generation
-        switch commands.perform(.refresh) {
-        case .success(let result):
-            guard let listing = FlagListing(result: result) else {
-                return .protocolViolation("refresh without flags")
-            }
+        switch commands.perform(.refresh, as: FlagListing.self) {
+        case .success(let listing):
             // The age on the same connection, right after: what the mirror needs to expire these flags (R15).
             let expiresAt: Date?
-            switch commands.perform(.status) {
+            switch commands.perform(.status, as: StatusResult.self) {
             case .success(let status): expiresAt = Subscriber.expiry(inStatus: status)
             case .failure: return nil
             }

@@ -106,9 +106,8 @@ final class Subscriber: Sendable {
     /// Subscribes, reconciles the mirror, then applies notifications until the connection ends.
     private func serve(_ connection: DaemonConnection, backoff: inout Backoff) {
         do {
-            guard let listing = FlagListing(result: try connection.call(.listen(keys: nil))),
-                listing.subscription != nil
-            else { return }
+            let listing = try connection.call(.listen(keys: nil), as: FlagListing.self)
+            guard listing.subscription != nil else { return }
             let expiresAt = try Self.expiry(listing.expiresAt, else: connection)
             store.update { $0.subscribed(to: listing, expiresAt: expiresAt) }
             backoff.reset()
@@ -152,12 +151,12 @@ final class Subscriber: Sendable {
 
     /// `status.expiresAt`: nil for null (never expires) or a daemon that does not report it.
     static func readExpiry(_ connection: DaemonConnection) throws(ClientError) -> Date? {
-        expiry(inStatus: try connection.call(.status))
+        expiry(inStatus: try connection.call(.status, as: StatusResult.self))
     }
 
     /// The `expiresAt` of a `status` result.
-    static func expiry(inStatus status: JSONValue) -> Date? {
-        status["expiresAt"].flatMap { expiry(value: $0) }
+    static func expiry(inStatus status: StatusResult) -> Date? {
+        status.expiresAt.flatMap { try? Date.ISO8601FormatStyle().parse($0) }
     }
 
     /// An `expiresAt` value: nil for null (never expires) or anything that is not an ISO 8601 timestamp.

@@ -16,31 +16,31 @@ public final class DaemonController: RequestHandler {
     /// The stack `status` reads, without waiting for a reload.
     private var stack: SourceStack { reloader.stacks.current }
 
-    public func statusFields() -> [String: JSONValue] {
+    public func status() -> StatusResult {
         let stack = self.stack
         let refresherStatus = stack.refresher.status.withLock { $0 }
         let clock = stack.refresher.clock
-        var fields = refresherStatus.fields(clock: clock)
-        fields["version"] = .string(PWFlagsVersion.current)
-        fields["hwid"] = .string(stack.hwid)
+        var status = StatusResult()
+        refresherStatus.fill(&status, clock: clock)
+        status.version = PWFlagsVersion.current
+        status.hwid = stack.hwid
         let counts = stack.impressions.counts.withLock { $0 }
-        fields["impressions"] = [
-            "sent": .number(Double(counts.sent)), "duplicate": .number(Double(counts.duplicate)),
-            "failed": .number(Double(counts.failed)),
-        ]
+        status.impressions = StatusResult.Impressions(
+            sent: counts.sent, duplicate: counts.duplicate, failed: counts.failed)
         if let local = stack.local {
-            fields["source"] = "file"
-            fields["applicationCode"] = .null
+            status.source = "file"
+            status.applicationCode = nil
             // Edits of the file arrive through inotify, not through the refresher.
-            fields["fetchedAt"] = RefresherStatus.timestamp(local.loadedAt?.timeIntervalSince1970)
-            fields["nextRefreshAt"] = .null
-            fields["problem"] = local.problem.map(JSONValue.string) ?? .null
+            status.fetchedAt = local.loadedAt.map { RefresherStatus.timestamp($0.timeIntervalSince1970) }
+            status.nextRefreshAt = nil
+            status.problem = local.problem
         } else {
-            fields["source"] = "pushwoosh"
-            fields["applicationCode"] = .string(stack.configuration.applicationCode)
+            status.source = "pushwoosh"
+            status.applicationCode = stack.configuration.applicationCode
         }
-        fields["expiresAt"] = FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus, clock: clock)
-        return fields
+        status.expiresAt =
+            FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus, clock: clock).stringValue
+        return status
     }
 
     public func expiresAt() -> JSONValue {
@@ -49,51 +49,36 @@ public final class DaemonController: RequestHandler {
             local: stack.local, refresher: stack.refresher.status.withLock { $0 }, clock: stack.refresher.clock)
     }
 
-    public func perform(_ call: Call, peer: PeerCredentials) async -> Result<JSONValue, RPCError> {
+    public func perform(_ call: Call, peer: PeerCredentials) async -> Result<any CallResult, RPCError> {
         switch call {
         case .refresh:
             switch await onActiveStack({ await $0.refresher.refresh() }) {
             case .success(let fromNetwork):
                 let snapshot = store.current
-                return .success([
-                    "revision": .number(Double(snapshot.revision)),
-                    "flags": .array(snapshot.flags.sorted.map(\.wireValue)),
-                    "fromNetwork": .bool(fromNetwork),
-                ])
+                return .success(
+                    FlagListing(revision: snapshot.revision, flags: snapshot.flags.sorted, fromNetwork: fromNetwork))
             case .failure(let error):
                 return .failure(.refreshFailed(status: error.status, reason: error.reason))
             }
         case .setUserId(let requested):
-            let userId = await onActiveStack { await $0.refresher.setUserId(requested) }
-            return .success(["userId": .string(userId)])
+            return .success(SetUserIdResult(userId: await onActiveStack { await $0.refresher.setUserId(requested) }))
         case .setAppState(let appState):
             let started = await onActiveStack { await $0.refresher.setAppState(foreground: appState == .foreground) }
-            return .success(["sessionStarted": .bool(started)])
+            return .success(SetAppStateResult(sessionStarted: started))
         case .pushRegistered:
-            return .success(["refreshStarted": .bool(await onActiveStack { await $0.refresher.pushRegistered() })])
+            let started = await onActiveStack { await $0.refresher.pushRegistered() }
+            return .success(PushRegisteredResult(refreshStarted: started))
         case .logImpression(let key):
             // An impression that was sent (or found a repeat) before a reload stays answered by the old stack.
             let outcome = await onActiveStack(
                 { await $0.impressions.logImpression(key: key) },
                 again: { if case .failed = $0 { true } else { false } })
-            switch outcome {
-            case .sent: return .success(["outcome": "sent"])
-            case .duplicate: return .success(["outcome": "duplicate"])
-            case .noFlag: return .success(["outcome": "noFlag"])
-            case .logged: return .success(["outcome": "logged"])
-            case .failed(let status): return .success(["outcome": "failed", "status": .number(Double(status))])
-            }
+            return .success(outcome.result)
         case .reload:
             switch await reloader.reload() {
-            case .success: return .success([:])
+            case .success: return .success(EmptyResult())
             case .failure(let errors):
-                return .failure(
-                    RPCError(
-                        code: RPCError.invalidParamsCode,
-                        message: "invalid configuration; the running one stays",
-                        data: ["problems": .array(errors.problems.map { .string($0.description) })]
-                    )
-                )
+                return .failure(.invalidConfiguration(problems: errors.problems.map(\.description)))
             }
         case .get, .getAll, .isEnabled, .listen, .unlisten, .status:
             return .failure(.internalError("\(call.method) is answered by the socket server"))

@@ -1,4 +1,5 @@
 import FlagsCore
+import FlagsProtocol
 import Foundation
 import PushwooshAPI
 import Synchronization
@@ -19,6 +20,17 @@ actor ImpressionReporter {
         case noFlag
         case failed(status: Int)
         case logged
+
+        /// The `logImpression` result that tells it.
+        var result: LogImpressionResult {
+            switch self {
+            case .sent: .sent
+            case .duplicate: .duplicate
+            case .noFlag: .noFlag
+            case .failed(let status): .failed(status: status)
+            case .logged: .logged
+            }
+        }
     }
 
     /// Counts since start, for `status`.

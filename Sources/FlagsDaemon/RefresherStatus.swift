@@ -1,4 +1,5 @@
 import FlagsCore
+import FlagsProtocol
 import Foundation
 
 /// What the refresher knows for `status`, published after every change so the socket loop reads it without
@@ -32,29 +33,26 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.cacheError?.at == rhs.cacheError?.at
     }
 
-    /// The `status` members (README, Protocol) this part of the daemon owns, with wall times read from `clock`
-    /// now.
-    func fields(clock: any DaemonClock) -> [String: JSONValue] {
+    /// Fills in the `status` members this part of the daemon owns, with wall times read from `clock` now.
+    func fill(_ status: inout StatusResult, clock: any DaemonClock) {
         let wall = WallTimes(clock)
-        return [
-            "userId": .string(userId),
-            "fetchedAt": wall.timestamp(fetchedAt),
-            "stale": .bool(stale),
-            "partial": .bool(partial),
-            "lastError": lastError.map { ["status": .number(Double($0.status)), "at": wall.timestamp($0.at)] } ?? .null,
-            "nextRefreshAt": wall.timestamp(nextRefreshAt),
-            "appState": .string(foreground ? "foreground" : "background"),
-            "sessionStartedAt": wall.timestamp(sessionStartedAt),
-            "problem": problem.map(JSONValue.string) ?? .null,
-            "cacheError": cacheError.map { ["reason": .string($0.reason), "at": wall.timestamp($0.at)] } ?? .null,
-        ]
+        status.userId = userId
+        status.fetchedAt = wall.timestamp(fetchedAt)
+        status.stale = stale
+        status.partial = partial
+        status.lastError = lastError.map { StatusResult.LastError(status: $0.status, at: wall.text($0.at)) }
+        status.nextRefreshAt = wall.timestamp(nextRefreshAt)
+        status.appState = foreground ? "foreground" : "background"
+        status.sessionStartedAt = wall.timestamp(sessionStartedAt)
+        status.problem = problem
+        status.cacheError = cacheError.map { StatusResult.CacheError(reason: $0.reason, at: wall.text($0.at)) }
     }
 
     /// `status.expiresAt`: when the flags fetched at `fetchedAt` reach `maxAge` (R15), so that a client mirror
     /// knows how long it may serve them while the daemon is away; null without flags or without an age limit.
     func expiresAt(maxAge: Double, clock: any DaemonClock) -> JSONValue {
         guard let fetchedAt, maxAge.isFinite else { return .null }
-        return WallTimes(clock).timestamp(fetchedAt + maxAge)
+        return .string(WallTimes(clock).text(fetchedAt + maxAge))
     }
 
     /// Boot-clock times as wall times, both clocks read once.
@@ -67,14 +65,17 @@ struct RefresherStatus: Sendable, Equatable {
             wall = clock.wallNow()
         }
 
-        func timestamp(_ bootTime: Double?) -> JSONValue {
-            RefresherStatus.timestamp(bootTime.map { wall - (boot - $0) })
+        func timestamp(_ bootTime: Double?) -> String? {
+            bootTime.map(text)
+        }
+
+        func text(_ bootTime: Double) -> String {
+            RefresherStatus.timestamp(wall - (boot - bootTime))
         }
     }
 
-    /// Unix seconds as ISO 8601 in UTC, or null.
-    static func timestamp(_ seconds: Double?) -> JSONValue {
-        guard let seconds else { return .null }
-        return .string(Date(timeIntervalSince1970: seconds).formatted(.iso8601))
+    /// Unix seconds as ISO 8601 in UTC.
+    static func timestamp(_ seconds: Double) -> String {
+        Date(timeIntervalSince1970: seconds).formatted(.iso8601)
     }
 }

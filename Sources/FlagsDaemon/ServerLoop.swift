@@ -16,7 +16,7 @@ final class ServerLoop: @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
         case update(FlagUpdate)
-        case completion(connection: UInt64, requestID: RequestID?, result: Result<JSONValue, RPCError>)
+        case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case access(AccessPolicy)
         case shutdown
@@ -474,17 +474,11 @@ extension ServerLoop {
         switch call {
         case .get(let key):
             guard let id = requestID else { return }
-            let encoded = snapshot.encoded[FlagKey(key)]
-            Message.writeResult(id: id, to: &connection.output) { output in
-                output.append(contentsOf: #"{"flag":"#.utf8)
-                if let encoded { output.append(contentsOf: encoded) } else { output.append(contentsOf: "null".utf8) }
-                output.append(UInt8(ascii: "}"))
-            }
+            GetResult.writeLine(id: id.text, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output)
         case .isEnabled(let key, let fallback):
             guard let id = requestID else { return }
-            let flag = snapshot.flags[key]
-            let result: JSONValue = ["enabled": .bool(flag?.isEnabled ?? fallback), "found": .bool(flag != nil)]
-            Message.writeResult(id: id, result: result, to: &connection.output)
+            let result = IsEnabledResult(flag: snapshot.flags[key], default: fallback)
+            IsEnabledResult.writeLine(id: id.text, enabled: result.enabled, found: result.found, to: &connection.output)
         case .getAll:
             guard let id = requestID else { return }
             writeListing(id: id, subscription: nil, on: connection)
@@ -493,22 +487,21 @@ extension ServerLoop {
         case .unlisten(let subscription):
             guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
                 if let id = requestID {
-                    let error = RPCError.invalidParams("subscription", "is not a subscription of this connection")
-                    Message.writeError(id: id, error: error, to: &connection.output)
+                    Message.writeError(id: id, error: .unknownSubscription, to: &connection.output)
                 }
                 return
             }
             connection.listenKeyUnits -= ListenKeyCost.units(of: connection.subscriptions.remove(at: index).keys)
             subscriptionCount -= 1
-            if let id = requestID { Message.writeResult(id: id, result: .object([:]), to: &connection.output) }
+            if let id = requestID { Message.writeResult(id: id, result: EmptyResult(), to: &connection.output) }
         case .status:
             guard let id = requestID else { return }
-            var fields = handler.statusFields()
-            fields["flags"] = .number(Double(snapshot.flags.count))
-            fields["revision"] = .number(Double(snapshot.revision))
-            fields["connections"] = .number(Double(connections.count))
-            fields["subscriptions"] = .number(Double(subscriptionCount))
-            Message.writeResult(id: id, result: .object(fields), to: &connection.output)
+            var status = handler.status()
+            status.flags = snapshot.flags.count
+            status.revision = snapshot.revision
+            status.connections = connections.count
+            status.subscriptions = subscriptionCount
+            Message.writeResult(id: id, result: status, to: &connection.output)
         case .refresh, .logImpression, .setUserId, .setAppState, .pushRegistered, .reload:
             connection.busy = true
             submit(Work(connection: connection.id, requestID: requestID?.detached, call: call, peer: connection.peer))
@@ -519,24 +512,11 @@ extension ServerLoop {
     private func answer(_ request: FastRequest, on connection: Connection) {
         switch request {
         case .get(let id, let key):
-            connection.output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-            connection.output.append(contentsOf: id)
-            connection.output.append(contentsOf: #","result":{"flag":"#.utf8)
-            if let encoded = snapshot.encoded[FlagKey(key)] {
-                connection.output.append(contentsOf: encoded)
-            } else {
-                connection.output.append(contentsOf: "null".utf8)
-            }
-            connection.output.append(contentsOf: "}}\n".utf8)
+            GetResult.writeLine(id: id, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output)
         case .isEnabled(let id, let key, let fallback):
             let flag = snapshot.flags[key]
-            connection.output.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
-            connection.output.append(contentsOf: id)
-            let enabled = flag?.isEnabled ?? fallback
-            connection.output.append(contentsOf: #","result":{"enabled":"#.utf8)
-            connection.output.append(contentsOf: (enabled ? "true" : "false").utf8)
-            connection.output.append(contentsOf: (flag != nil ? #","found":true}}"# : #","found":false}}"#).utf8)
-            connection.output.append(UInt8(ascii: "\n"))
+            IsEnabledResult.writeLine(
+                id: id, enabled: flag?.isEnabled ?? fallback, found: flag != nil, to: &connection.output)
         case .getAll(let id):
             writeListing(id: RequestID(text: id), subscription: nil, on: connection)
         }
@@ -578,20 +558,15 @@ extension ServerLoop {
         writeListing(id: requestID, subscription: (subscription, handler.expiresAt()), keys: wanted, on: connection)
     }
 
-    /// `{"revision":N,"flags":[…]}` (with the subscription and the flags' `expiresAt` for `listen`). Every flag:
-    /// the snapshot's shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
+    /// The `FlagListing` of `getAll` and `listen`, from the snapshot's encodings. Every flag: the snapshot's
+    /// shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
     private func writeListing(
         id: RequestID, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<FlagKey>? = nil,
         on connection: Connection
     ) {
         Message.writeResultPrefix(id: id, to: &connection.output)
-        connection.output.append(UInt8(ascii: "{"))
-        if let subscription {
-            FlagListing.writeListenMembers(subscription.id, expiresAt: subscription.expiresAt, to: &connection.output)
-        }
-        connection.output.append(contentsOf: #""revision":"#.utf8)
-        JSONValue.writeNumber(Double(snapshot.revision), to: &connection.output)
-        connection.output.append(contentsOf: #","flags":"#.utf8)
+        FlagListing.writeHead(
+            revision: snapshot.revision, listen: subscription.map { ($0.id, $0.expiresAt) }, to: &connection.output)
         if let keys {
             connection.output.append(UInt8(ascii: "["))
             var first = true
@@ -608,11 +583,11 @@ extension ServerLoop {
         } else {
             connection.append(shared: snapshot.encodedList)
         }
-        connection.output.append(UInt8(ascii: "}"))
+        FlagListing.writeTail(fromNetwork: nil, to: &connection.output)
         connection.output.append(contentsOf: Message.resultSuffix)
     }
 
-    private func complete(connectionID: UInt64, requestID: RequestID?, result: Result<JSONValue, RPCError>) {
+    private func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
         guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
         if let requestID {

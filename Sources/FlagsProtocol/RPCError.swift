@@ -90,6 +90,22 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
+    /// An `unlisten` of a subscription this connection does not hold.
+    public static let unknownSubscription = invalidParams("subscription", "is not a subscription of this connection")
+
+    /// A `reload` that found the configuration broken; `data.problems` lists each problem with its file and line.
+    public static func invalidConfiguration(problems: [String]) -> RPCError {
+        RPCError(
+            code: invalidParamsCode, message: "invalid configuration; the running one stays",
+            data: ["problems": .array(problems.map(JSONValue.string))])
+    }
+
+    /// The problems of an `invalidConfiguration` error, when this is one.
+    public var problems: [String]? {
+        guard let list = data?["problems"]?.arrayValue else { return nil }
+        return list.map { $0.stringValue ?? $0.serialized() }
+    }
+
     /// The error domain of R11, as the Pushwoosh SDKs name it.
     public static let errorDomain = "PWFeatureFlagsErrorDomain"
 

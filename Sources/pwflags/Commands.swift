@@ -35,10 +35,10 @@ struct Commands {
 
     private func get() throws(CommandError) -> ExitCode {
         let key = try arguments([], ["key"])[0]
-        let result = try request(.get(key: key))
-        let flag = try readFlag(result["flag"])
+        let result = try request(.get(key: key), as: GetResult.self)
+        let flag = result.flag
         if invocation.json {
-            Output.line((result["flag"] ?? .null).serialized())
+            Output.line((result.jsonValue["flag"] ?? .null).serialized())
         } else if let flag {
             Output.line(Self.describe(flag))
         } else {
@@ -57,10 +57,9 @@ struct Commands {
                 }
                 return value
             } ?? false
-        let result = try request(.isEnabled(key: key, default: fallback))
-        guard let enabled = result["enabled"]?.boolValue else { throw .protocolViolation("isEnabled without enabled") }
-        Output.line(invocation.json ? result.serialized() : String(enabled))
-        return enabled ? .success : .failure
+        let result = try request(.isEnabled(key: key, default: fallback), as: IsEnabledResult.self)
+        Output.line(invocation.json ? result.jsonValue.serialized() : String(result.enabled))
+        return result.enabled ? .success : .failure
     }
 
     private func property() throws(CommandError) -> ExitCode {
@@ -91,7 +90,7 @@ struct Commands {
         default:
             throw .usage("--type must be string, number, bool or json, not '\(type)'")
         }
-        let flag = try readFlag(try request(.get(key: key))["flag"])
+        let flag = try request(.get(key: key), as: GetResult.self).flag
         let value = flag.flatMap { Self.read(name, as: type, from: $0) } ?? defaultValue
         if let value {
             Output.line(invocation.json ? value.serialized() : Self.plain(value))
@@ -107,10 +106,9 @@ struct Commands {
 
     private func list() throws(CommandError) -> ExitCode {
         _ = try arguments([], [])
-        let result = try request(.getAll)
-        guard let listing = FlagListing(result: result) else { throw .protocolViolation("getAll without flags") }
+        let listing = try request(.getAll, as: FlagListing.self)
         if invocation.json {
-            Output.line(result.serialized())
+            Output.line(listing.jsonValue.serialized())
         } else if listing.flags.isEmpty {
             Output.line("(no flags)")
         } else {
@@ -122,12 +120,10 @@ struct Commands {
     private func listen() throws(CommandError) -> ExitCode {
         let keys = try parse([]).positionals
         let connection = try connect()
-        let result = try Self.rethrowing { () throws(ClientError) in
-            try connection.call(.listen(keys: keys.isEmpty ? nil : keys))
+        let listing = try Self.rethrowing { () throws(ClientError) in
+            try connection.call(.listen(keys: keys.isEmpty ? nil : keys), as: FlagListing.self)
         }
-        guard result["subscription"]?.stringValue != nil else {
-            throw .protocolViolation("listen without subscription")
-        }
+        guard listing.subscription != nil else { throw .client(.protocolViolation("listen without subscription")) }
         while true {
             let (method, params) = try Self.rethrowing { () throws(ClientError) in try connection.nextNotification() }
             guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
@@ -144,7 +140,7 @@ struct Commands {
 
     private func status() throws(CommandError) -> ExitCode {
         _ = try arguments([], [])
-        let result = try request(.status)
+        let result = try request(.status, as: StatusResult.self).jsonValue
         if invocation.json {
             Output.line(result.serialized())
         } else if let members = result.objectValue {
@@ -161,36 +157,36 @@ struct Commands {
 
     private func refresh() throws(CommandError) -> ExitCode {
         _ = try arguments([], [])
-        let result = try request(.refresh)
+        let listing = try request(.refresh, as: FlagListing.self)
         if invocation.json {
-            Output.line(result.serialized())
+            Output.line(listing.jsonValue.serialized())
         } else {
-            let count = result["flags"]?.arrayValue?.count ?? 0
-            let origin =
-                result["fromNetwork"]?.boolValue == true ? "fetched from Pushwoosh" : "stored flags (no request sent)"
-            Output.line("\(count) flags, revision \(Self.plain(result["revision"] ?? .null)): \(origin)")
+            let origin = listing.fromNetwork == true ? "fetched from Pushwoosh" : "stored flags (no request sent)"
+            Output.line("\(listing.flags.count) flags, revision \(listing.revision): \(origin)")
         }
         return .success
     }
 
     private func impression() throws(CommandError) -> ExitCode {
         let key = try arguments([], ["key"])[0]
-        let result = try request(.logImpression(key: key))
-        let outcome = result["outcome"]?.stringValue ?? "unknown"
+        let result = try request(.logImpression(key: key), as: LogImpressionResult.self)
         if invocation.json {
-            Output.line(result.serialized())
-        } else if outcome == "failed" {
-            Output.line("failed (status \(Self.plain(result["status"] ?? .null)))")
+            Output.line(result.jsonValue.serialized())
+        } else if case .failed(let status) = result {
+            Output.line("failed (status \(status))")
         } else {
-            Output.line(outcome)
+            Output.line(result.outcome)
         }
-        return outcome == "failed" || outcome == "noFlag" ? .failure : .success
+        switch result {
+        case .failed, .noFlag: return .failure
+        case .sent, .duplicate, .logged: return .success
+        }
     }
 
     private func setUserId() throws(CommandError) -> ExitCode {
         let userId = try arguments([], ["user-id"])[0]
-        let result = try request(.setUserId(userId))
-        Output.line(invocation.json ? result.serialized() : Self.plain(result["userId"] ?? .null))
+        let result = try request(.setUserId(userId), as: SetUserIdResult.self)
+        Output.line(invocation.json ? result.jsonValue.serialized() : result.userId)
         return .success
     }
 
@@ -199,24 +195,25 @@ struct Commands {
         guard let state = Call.AppState(rawValue: text) else {
             throw .usage("app-state takes foreground or background, not '\(text)'")
         }
-        let result = try request(.setAppState(state))
-        let started = result["sessionStarted"]?.boolValue == true
-        Output.line(invocation.json ? result.serialized() : (started ? "a session started" : "no new session"))
+        let result = try request(.setAppState(state), as: SetAppStateResult.self)
+        let started = result.sessionStarted
+        Output.line(
+            invocation.json ? result.jsonValue.serialized() : (started ? "a session started" : "no new session"))
         return .success
     }
 
     private func pushRegistered() throws(CommandError) -> ExitCode {
         _ = try arguments([], [])
-        let result = try request(.pushRegistered)
-        let started = result["refreshStarted"]?.boolValue == true
-        Output.line(invocation.json ? result.serialized() : (started ? "refresh started" : "no refresh"))
+        let result = try request(.pushRegistered, as: PushRegisteredResult.self)
+        let started = result.refreshStarted
+        Output.line(invocation.json ? result.jsonValue.serialized() : (started ? "refresh started" : "no refresh"))
         return .success
     }
 
     private func reload() throws(CommandError) -> ExitCode {
         _ = try arguments([], [])
-        let result = try request(.reload)
-        Output.line(invocation.json ? result.serialized() : "reloaded")
+        let result = try request(.reload, as: EmptyResult.self)
+        Output.line(invocation.json ? result.jsonValue.serialized() : "reloaded")
         return .success
     }
 
@@ -234,9 +231,9 @@ struct Commands {
         }
     }
 
-    private func request(_ call: Call) throws(CommandError) -> JSONValue {
+    private func request<Answer: CallResult>(_ call: Call, as type: Answer.Type) throws(CommandError) -> Answer {
         let connection = try connect()
-        return try Self.rethrowing { () throws(ClientError) in try connection.call(call) }
+        return try Self.rethrowing { () throws(ClientError) in try connection.call(call, as: type) }
     }
 
     private func parse(_ options: Set<String>) throws(CommandError) -> CommandArguments {
@@ -258,12 +255,6 @@ struct Commands {
 
     private func arguments(_ options: Set<String>, _ names: [String]) throws(CommandError) -> [String] {
         try expect(try parse(options), names)
-    }
-
-    private func readFlag(_ value: JSONValue?) throws(CommandError) -> Flag? {
-        guard let value, !value.isNull else { return nil }
-        guard let flag = Flag(wire: value) else { throw .protocolViolation("a malformed flag object") }
-        return flag
     }
 
     private static func rethrowing<T>(_ body: () throws(ClientError) -> T) throws(CommandError) -> T {
@@ -319,11 +310,25 @@ struct Commands {
 
 /// Why a command did not succeed, mapped to an exit status.
 enum CommandError: Error {
+    /// The command line is wrong; the message says how.
     case usage(String)
+    /// The daemon could not be asked, or refused; printed as the client library describes it.
     case client(ClientError)
-    case protocolViolation(String)
 
-    init(_ error: ClientError) {
-        self = .client(error)
+    /// The exit status: 2 for usage, 69 when the daemon could not be reached, 1 otherwise.
+    var exitCode: ExitCode {
+        switch self {
+        case .usage: .usage
+        case .client(let error):
+            error.code == .unreachable || error.code == .disconnected ? .unavailable : .failure
+        }
+    }
+
+    /// What the CLI prints.
+    var message: String {
+        switch self {
+        case .usage(let message): message
+        case .client(let error): error.description
+        }
     }
 }

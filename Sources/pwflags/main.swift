@@ -1,5 +1,4 @@
 import FeatureFlags
-import FlagsProtocol
 import Foundation
 
 #if canImport(Glibc)
@@ -26,30 +25,9 @@ do {
     Output.error(error.message)
     status = .usage
 } catch let error as CommandError {
-    switch error {
-    case .usage(let message):
-        Output.error(message)
-        status = .usage
-    case .client(.unreachable(let path, let reason)):
-        Output.error("cannot reach pwflagsd at \(path): \(reason)")
-        status = .unavailable
-    case .client(.disconnected(let path)):
-        Output.error("pwflagsd at \(path) closed the connection")
-        status = .unavailable
-    case .client(.rpc(let rpcError)):
-        if let problems = rpcError.data?["problems"]?.arrayValue {
-            Output.error(rpcError.message)
-            for problem in problems { Output.error("  \(problem.stringValue ?? problem.serialized())") }
-        } else if let refreshStatus = rpcError.refreshStatus {
-            Output.error("\(rpcError.message) (\(RPCError.errorDomain) status \(refreshStatus))")
-        } else {
-            Output.error(rpcError.message)
-        }
-        status = .failure
-    case .client(.protocolViolation(let detail)), .protocolViolation(let detail):
-        Output.error("unexpected answer from pwflagsd: \(detail)")
-        status = .failure
-    }
+    // The client library's error says it all (with a refresh's status, a reload's problems): never re-spelled.
+    for line in error.message.split(separator: "\n", omittingEmptySubsequences: false) { Output.error(String(line)) }
+    status = error.exitCode
 } catch {
     Output.error("\(error)")
     status = .failure

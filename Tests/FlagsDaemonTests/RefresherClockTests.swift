@@ -1,4 +1,5 @@
 import FlagsCore
+import FlagsProtocol
 import Foundation
 import PushwooshAPI
 import TestSupport
@@ -51,8 +52,9 @@ import Testing
 
         /// `status.fetchedAt` as Unix seconds.
         func statusFetchedAt() -> Double? {
-            let fields = refresher.status.withLock { $0 }.fields(clock: clock)
-            guard let text = fields["fetchedAt"]?.stringValue else { return nil }
+            var status = StatusResult()
+            refresher.status.withLock { $0 }.fill(&status, clock: clock)
+            guard let text = status.fetchedAt else { return nil }
             return (try? Date(text, strategy: .iso8601))?.timeIntervalSince1970
         }
 

@@ -44,4 +44,38 @@ import Testing
             #expect(try CLI.run([command, "--help"]).status == 0)
         }
     }
+
+    @Test("A failed refresh is printed as the client library says it, with its status in the SDK's domain")
+    func refreshFailurePrintsTheClientError() async throws {
+        let server = try FakePushwooshServer.start()
+        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        _ = try await server.waitForRequests(count: 1)
+        server.setDefaultReply(.status(503), for: "getFeatureFlags")
+        let failed = try CLI.run(["--socket", daemon.socketPath, "refresh"])
+        #expect(failed.status == 1, "\(failed)")
+        let lines = failed.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(failed)")
+        #expect(failed.stderr.hasPrefix("pwflags: refresh failed: "), "\(failed)")
+        #expect(failed.stderr.hasSuffix(" (PWFeatureFlagsErrorDomain status 503)\n"), "\(failed)")
+    }
+
+    @Test("A broken configuration on reload prints each problem on its own line, and exits 1")
+    func brokenReloadPrintsEveryProblem() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let original = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        try (original + "\n[FeatureFlags]\nRefreshInterval=soon\nNoSuchKey=1\n").write(
+            toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        let failed = try CLI.run(["--socket", daemon.socketPath, "reload"])
+        #expect(failed.status == 1, "\(failed)")
+        let lines = failed.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "pwflags: invalid configuration; the running one stays", "\(failed)")
+        #expect(lines.count == 3, "\(failed)")
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("pwflags:   \(daemon.configPath):") }, "\(failed)")
+    }
 }

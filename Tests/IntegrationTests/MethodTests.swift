@@ -169,6 +169,40 @@ import Testing
         #expect(result["flags"] == Fixtures.wire(Fixtures.all))
     }
 
+    /// One byte form per flag object: `refresh`, `getAll` and `listen` list the same bytes, and `get` shows each.
+    @Test func refreshGetAllAndListenEncodeEveryFlagInTheSameBytes() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        try client.send(line: #"{"jsonrpc":"2.0","id":1,"method":"getAll"}"#)
+        let getAll = try #require(client.readLine())
+        try client.send(line: #"{"jsonrpc":"2.0","id":1,"method":"refresh"}"#)
+        let refresh = try #require(client.readLine())
+        try client.send(line: #"{"jsonrpc":"2.0","id":1,"method":"listen"}"#)
+        let listen = try #require(client.readLine())
+        let list = try #require(Self.flagList(in: getAll))
+        #expect(refresh == #"{"jsonrpc":"2.0","id":1,"result":{"revision":1,"flags":\#(list),"fromNetwork":false}}"#)
+        #expect(Self.flagList(in: listen) == list)
+        var objects: [String] = []
+        for flag in Fixtures.all.sorted(by: { $0.key < $1.key }) {
+            try client.send(line: #"{"jsonrpc":"2.0","id":2,"method":"get","params":{"key":"\#(flag.key)"}}"#)
+            let line = try #require(client.readLine())
+            let prefix = #"{"jsonrpc":"2.0","id":2,"result":{"flag":"#
+            #expect(line.hasPrefix(prefix) && line.hasSuffix("}}"))
+            objects.append(String(line.dropFirst(prefix.count).dropLast(2)))
+        }
+        #expect("[" + objects.joined(separator: ",") + "]" == list)
+        // The member order of every flag object: key, enabled, ruleId, properties.
+        #expect(list.hasPrefix(#"[{"key":"New_Checkout","enabled":false,"ruleId":"r_upper","properties":{}}"#))
+    }
+
+    /// The `flags` array of a listing line: from `"flags":` to the `]` that closes it.
+    static func flagList(in line: String) -> String? {
+        guard let start = line.range(of: #","flags":"#)?.upperBound, let end = line.range(of: "]", options: .backwards)
+        else { return nil }
+        return String(line[start..<end.upperBound])
+    }
+
     @Test(arguments: [
         ("new_checkout", "logged"), ("holiday_banner", "logged"), ("absent", "noFlag"), ("NEW_CHECKOUT", "noFlag"),
     ])

@@ -92,7 +92,9 @@ import Testing
         print("control flood: \(answered.withLock { $0 }) calls in 3 s, \(during) requests; final user after \(delay)")
         #expect(answered.withLock { $0 } > 40)
         #expect(during <= 4, "\(during) requests during a 3 s flood")
-        #expect(total <= during + 1)
+        // After the flood: the final user's request, and at most one more that was already due (spaced a second
+        // after the last) when the flood's calls ended.
+        #expect(total <= during + 2)
         #expect(arrived)
         #expect(delay < .milliseconds(1500), "the final user's flags came \(delay) after the change")
         #expect(Self.flagRequests(server).last?.requestObject?["userId"]?.stringValue == "final-user")

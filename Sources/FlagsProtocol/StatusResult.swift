@@ -1,0 +1,145 @@
+public import FlagsCore
+
+/// The result of `status`: what the daemon serves, where from, and how its refreshes, sessions, connections
+/// and impressions stand. Never the API token.
+///
+/// Times are ISO 8601 UTC timestamps, nil (null on the wire) when there is none.
+public struct StatusResult: CallResult, Equatable {
+    public var version = ""
+    /// `pushwoosh` or `file`.
+    public var source = ""
+    /// Nil with the local file.
+    public var applicationCode: String?
+    public var hwid = ""
+    public var userId = ""
+    /// The flags served and the revision of the flag set.
+    public var flags = 0
+    public var revision = 0
+    public var fetchedAt: String?
+    public var stale = false
+    public var partial = false
+    public var lastError: LastError?
+    public var nextRefreshAt: String?
+    /// `foreground` or `background`.
+    public var appState = "foreground"
+    public var sessionStartedAt: String?
+    public var connections = 0
+    public var subscriptions = 0
+    public var impressions = Impressions()
+    /// When the flags served reach their age; nil when they never expire.
+    public var expiresAt: String?
+    /// Why the disk cache could not be written the last time, until a write succeeds.
+    public var cacheError: CacheError?
+    /// Why the configured source cannot be used (a broken flags file, a refused token), for people.
+    public var problem: String?
+
+    /// The last failed refresh: its R11 status and when.
+    public struct LastError: Sendable, Equatable {
+        public var status: Int
+        public var at: String
+
+        public init(status: Int, at: String) {
+            self.status = status
+            self.at = at
+        }
+    }
+
+    /// Why the disk cache was not written, and when.
+    public struct CacheError: Sendable, Equatable {
+        public var reason: String
+        public var at: String
+
+        public init(reason: String, at: String) {
+            self.reason = reason
+            self.at = at
+        }
+    }
+
+    /// Impressions since start, by outcome.
+    public struct Impressions: Sendable, Equatable {
+        public var sent = 0
+        public var duplicate = 0
+        public var failed = 0
+
+        public init(sent: Int = 0, duplicate: Int = 0, failed: Int = 0) {
+            self.sent = sent
+            self.duplicate = duplicate
+            self.failed = failed
+        }
+    }
+
+    public init() {}
+
+    /// Reads a status object. Every member is optional: one this reader does not find keeps its default, so a
+    /// daemon older or newer than this reader still tells what it knows (a mirror needs only `expiresAt`).
+    public init?(result: JSONValue) {
+        guard result.objectValue != nil else { return nil }
+        version = result["version"]?.stringValue ?? ""
+        source = result["source"]?.stringValue ?? ""
+        applicationCode = result["applicationCode"]?.stringValue
+        hwid = result["hwid"]?.stringValue ?? ""
+        userId = result["userId"]?.stringValue ?? ""
+        flags = result["flags"]?.integerValue ?? 0
+        revision = result["revision"]?.integerValue ?? 0
+        fetchedAt = result["fetchedAt"]?.stringValue
+        stale = result["stale"]?.boolValue ?? false
+        partial = result["partial"]?.boolValue ?? false
+        if let error = result["lastError"], let status = error["status"]?.integerValue,
+            let at = error["at"]?.stringValue
+        {
+            lastError = LastError(status: status, at: at)
+        }
+        nextRefreshAt = result["nextRefreshAt"]?.stringValue
+        appState = result["appState"]?.stringValue ?? "foreground"
+        sessionStartedAt = result["sessionStartedAt"]?.stringValue
+        connections = result["connections"]?.integerValue ?? 0
+        subscriptions = result["subscriptions"]?.integerValue ?? 0
+        if let counts = result["impressions"] {
+            impressions = Impressions(
+                sent: counts["sent"]?.integerValue ?? 0, duplicate: counts["duplicate"]?.integerValue ?? 0,
+                failed: counts["failed"]?.integerValue ?? 0)
+        }
+        expiresAt = result["expiresAt"]?.stringValue
+        if let error = result["cacheError"], let reason = error["reason"]?.stringValue,
+            let at = error["at"]?.stringValue
+        {
+            cacheError = CacheError(reason: reason, at: at)
+        }
+        problem = result["problem"]?.stringValue
+    }
+
+    /// Appends the status object, members sorted by name.
+    public func write(to output: inout [UInt8]) {
+        members.write(to: &output)
+    }
+
+    private var members: JSONValue {
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        func number(_ value: Int) -> JSONValue { .number(Double(value)) }
+        return [
+            "version": .string(version),
+            "source": .string(source),
+            "applicationCode": text(applicationCode),
+            "hwid": .string(hwid),
+            "userId": .string(userId),
+            "flags": number(flags),
+            "revision": number(revision),
+            "fetchedAt": text(fetchedAt),
+            "stale": .bool(stale),
+            "partial": .bool(partial),
+            "lastError": lastError.map { ["status": number($0.status), "at": .string($0.at)] } ?? .null,
+            "nextRefreshAt": text(nextRefreshAt),
+            "appState": .string(appState),
+            "sessionStartedAt": text(sessionStartedAt),
+            "connections": number(connections),
+            "subscriptions": number(subscriptions),
+            "impressions": [
+                "sent": number(impressions.sent), "duplicate": number(impressions.duplicate),
+                "failed": number(impressions.failed),
+            ],
+            "expiresAt": text(expiresAt),
+            "cacheError": cacheError.map { ["reason": .string($0.reason), "at": .string($0.at)] } ?? .null,
+            "problem": text(problem),
+        ]
+    }
+}

@@ -1,0 +1,117 @@
+import FlagsCore
+import FlagsProtocol
+import Testing
+
+/// Every method's result: its one writer and its one reader agree, and the fast writers write the same bytes as
+/// the general ones.
+@Suite struct CallResultTests {
+    static let flag = Flag(
+        key: "new_checkout", isEnabled: true, ruleId: "r_1",
+        properties: ["b": "x\ny", "a": ["columns": 2], "c": [1, true, nil]])
+    static let other = Flag(key: "banner", isEnabled: false, ruleId: "")
+
+    /// Writes `result`, reads the bytes back and checks the reader sees what was written.
+    private func roundTrip<R: CallResult & Equatable>(
+        _ result: R, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
+        var output: [UInt8] = []
+        result.write(to: &output)
+        let value = try JSONValue(parsing: output)
+        #expect(R(result: value) == result, sourceLocation: sourceLocation)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    @Test func getResultRoundTripsWithAndWithoutAFlag() throws {
+        #expect(try roundTrip(GetResult(flag: nil)) == #"{"flag":null}"#)
+        let text = try roundTrip(GetResult(flag: Self.flag))
+        #expect(text == #"{"flag":"# + String(decoding: Self.flag.wireBytes, as: UTF8.self) + "}")
+    }
+
+    @Test func theFlagObjectKeepsTheProtocolMemberOrder() {
+        #expect(
+            String(decoding: Self.other.wireBytes, as: UTF8.self)
+                == #"{"key":"banner","enabled":false,"ruleId":"","properties":{}}"#)
+    }
+
+    @Test(arguments: [(true, true), (true, false), (false, true), (false, false)])
+    func isEnabledResultRoundTrips(enabled: Bool, found: Bool) throws {
+        #expect(
+            try roundTrip(IsEnabledResult(enabled: enabled, found: found))
+                == #"{"enabled":\#(enabled),"found":\#(found)}"#)
+    }
+
+    @Test(arguments: [#""r1""#, "42", "-7"])
+    func fastWritersWriteWhatTheGeneralWriterWrites(id: String) {
+        let requestID = RequestID(text: Array(id.utf8)[...])
+        for flag in [Self.flag, nil] {
+            var fast: [UInt8] = []
+            GetResult.writeLine(id: requestID.text, encodedFlag: flag?.wireBytes, to: &fast)
+            var general: [UInt8] = []
+            Message.writeResult(id: requestID, result: GetResult(flag: flag), to: &general)
+            #expect(fast == general)
+        }
+        for (enabled, found) in [(true, true), (false, false), (true, false)] {
+            var fast: [UInt8] = []
+            IsEnabledResult.writeLine(id: requestID.text, enabled: enabled, found: found, to: &fast)
+            var general: [UInt8] = []
+            Message.writeResult(id: requestID, result: IsEnabledResult(enabled: enabled, found: found), to: &general)
+            #expect(fast == general)
+        }
+    }
+
+    @Test func everyListingWritesTheFlagObjectsInTheSameBytes() throws {
+        let flags = [Self.other, Self.flag]
+        let objects = flags.map { String(decoding: $0.wireBytes, as: UTF8.self) }.joined(separator: ",")
+        #expect(try roundTrip(FlagListing(revision: 3, flags: flags)) == #"{"revision":3,"flags":[\#(objects)]}"#)
+        #expect(
+            try roundTrip(FlagListing(revision: 3, flags: flags, fromNetwork: true))
+                == #"{"revision":3,"flags":[\#(objects)],"fromNetwork":true}"#)
+        #expect(
+            try roundTrip(FlagListing(revision: 3, flags: flags, subscription: "s1", expiresAt: .null))
+                == #"{"subscription":"s1","expiresAt":null,"revision":3,"flags":[\#(objects)]}"#)
+    }
+
+    @Test func controlResultsRoundTrip() throws {
+        #expect(try roundTrip(SetUserIdResult(userId: "al\"ice")) == #"{"userId":"al\"ice"}"#)
+        #expect(try roundTrip(SetAppStateResult(sessionStarted: true)) == #"{"sessionStarted":true}"#)
+        #expect(try roundTrip(PushRegisteredResult(refreshStarted: false)) == #"{"refreshStarted":false}"#)
+        #expect(try roundTrip(EmptyResult()) == "{}")
+    }
+
+    @Test(arguments: [
+        (LogImpressionResult.sent, #"{"outcome":"sent"}"#), (.duplicate, #"{"outcome":"duplicate"}"#),
+        (.noFlag, #"{"outcome":"noFlag"}"#), (.logged, #"{"outcome":"logged"}"#),
+        (.failed(status: 503), #"{"outcome":"failed","status":503}"#),
+    ])
+    func logImpressionResultRoundTrips(result: LogImpressionResult, text: String) throws {
+        #expect(try roundTrip(result) == text)
+    }
+
+    @Test func statusRoundTripsWithMembersSortedByName() throws {
+        var status = StatusResult()
+        status.version = "1.0"
+        status.source = "pushwoosh"
+        status.applicationCode = "ABCDE-12345"
+        status.hwid = "h"
+        status.userId = "u"
+        status.flags = 2
+        status.revision = 7
+        status.fetchedAt = "2026-11-29T12:00:00Z"
+        status.lastError = .init(status: 503, at: "2026-11-29T12:05:00Z")
+        status.impressions = .init(sent: 4, duplicate: 9, failed: 1)
+        status.cacheError = .init(reason: "disk full", at: "2026-11-29T12:06:00Z")
+        let text = try roundTrip(status)
+        let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
+        #expect(text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","cacheError":{"at":"#))
+        #expect(names.count == 20)
+        #expect(StatusResult(result: ["expiresAt": "2031-01-01T00:00:00Z"])?.expiresAt == "2031-01-01T00:00:00Z")
+        #expect(StatusResult(result: [1, 2]) == nil)
+    }
+
+    @Test func aReloadErrorCarriesItsProblems() throws {
+        let error = RPCError.invalidConfiguration(problems: ["a.conf:3: bad", "b.conf:1: worse"])
+        #expect(error.code == RPCError.invalidParamsCode)
+        #expect(RPCError(json: error.jsonValue)?.problems == ["a.conf:3: bad", "b.conf:1: worse"])
+        #expect(RPCError.unknownSubscription.problems == nil)
+    }
+}

@@ -18,7 +18,7 @@
 #    socket and outlives pwflagsd.socket.
 # 4. The package's life: an upgrade to a higher version keeps an edited conffile and the state (the flag cache),
 #    restarts the running services on the new binary; remove leaves nothing listening and keeps the
-#    configuration; purge leaves no configuration and no state; a reinstall honours policy-rc.d.
+#    configuration; purge leaves no configuration and no state; a reinstall honours a preset and policy-rc.d.
 #
 # Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
 # Everything it mounts or starts is undone on exit, failure and interruption included.
@@ -395,6 +395,15 @@ check "no /etc/pwflagsd, no state directory, no enable link, no package record" 
     left=$(ls -d /etc/pwflagsd /var/lib/pwflagsd* /var/lib/private/pwflagsd* \
         /etc/systemd/system/sockets.target.wants/pwflagsd* 2>/dev/null); echo "$left"
     [ -z "$left" ] && ! dpkg -s pwflagsd >/dev/null 2>&1'
+
+echo "# install under a preset that disables pwflagsd.socket"
+check "preset 'disable pwflagsd.socket': installed, not enabled, not started; purged again" in_ct sh -ec '
+    mkdir -p /etc/systemd/system-preset
+    echo "disable pwflagsd.socket" >/etc/systemd/system-preset/50-pwflagsd.preset
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    rm /etc/systemd/system-preset/50-pwflagsd.preset
+    ! systemctl is-enabled -q pwflagsd.socket && ! systemctl is-active -q pwflagsd.socket
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd'
 
 echo "# reinstall with a policy-rc.d that forbids starting services"
 check "policy-rc.d exit 101: installed and enabled, not started" in_ct sh -ec '

@@ -85,6 +85,9 @@ import Testing
 
     @Test(arguments: ["pwflags.1", "pwflagsd.8", "pwflagsd.conf.5"])
     func pageRendersWithoutWarnings(name: String) throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/groff"),
+            "groff is missing: apt-get install groff-base")
         let outcome = try Command.run(
             "/usr/bin/groff", ["-ww", "-man", "-Tutf8", "-z", ManPage.path(name)], check: false)
         #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")

@@ -5,16 +5,20 @@
 #   systemd/test-nspawn.sh [BINDIR]     (as root; BINDIR defaults to .build/release)
 #
 # BINDIR must hold pwflagsd and pwflags built with `swift build -c release --static-swift-stdlib`.
-# Needs: systemd-nspawn (Debian systemd-container), systemd-analyze, nsenter and unshare (util-linux).
+# Needs: systemd-nspawn (Debian systemd-container), systemd-analyze, nsenter and unshare (util-linux),
+# dpkg-dev (systemd/build-deb.sh builds the package from BINDIR twice: its own version and a higher one).
 #
 # 1. The binaries link no Swift runtime library (ldd), and run with /opt/swift hidden.
 # 2. `systemd-analyze verify --man=no` prints nothing on stderr for every unit.
 # 3. A container boots the host's own systemd over a throw-away overlay of `/` (the host's root file system,
 #    read-only, under a tmpfs), with /opt/swift hidden and no network. The README's install steps run inside
-#    it, then: a pwflags member reads a flag through the activated socket, the service is active and shows its
-#    STATUS, no core file can be written, reload (best effort until the daemon implements it),
+#    it, the package is installed with apt-get (no manual step), then: a pwflags member reads a flag through the
+#    activated socket, the service is active and shows its STATUS, no core file can be written, reload,
 #    Restart=on-failure, an outsider is refused, the instanced pair serves its own configuration on its own
 #    socket and outlives pwflagsd.socket.
+# 4. The package's life: an upgrade to a higher version keeps an edited conffile and the state (the flag cache),
+#    restarts the running services on the new binary; remove leaves nothing listening and keeps the
+#    configuration; purge leaves no configuration and no state; a reinstall honours a preset and policy-rc.d.
 #
 # Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
 # Everything it mounts or starts is undone on exit, failure and interruption included.
@@ -93,13 +97,13 @@ check "pwflagsd --version runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd"
 check "pwflagsd --check-config runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --check-config --config "$REPO/config/demo.conf"
 check "pwflags --help runs with /opt/swift hidden" hidden "$BINDIR/pwflags" --help
 
-echo "# systemd-analyze verify --man=no (binaries at the ExecStart= paths in a private mount namespace)"
-for unit in "$REPO"/systemd/*.socket "$REPO"/systemd/*.service; do
-    errors=$(unshare --mount --propagation private -- sh -c '
-        mount -t tmpfs -o mode=0755 none /usr/local/bin && install -m 0755 "$1/pwflagsd" "$1/pwflags" /usr/local/bin/ &&
-        systemd-analyze verify --man=no "$2" 2>&1 >/dev/null' sh "$BINDIR" "$unit" || echo "(exit status $?)")
-    if [[ -z $errors ]]; then ok "verify $(basename "$unit")"; else fail "verify $(basename "$unit"): $errors"; fi
-done
+echo "# the package (systemd/build-deb.sh), and a higher version of it for the upgrade"
+DEBDIR=$WORK/deb
+VERSION=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' "$REPO/Sources/FlagsCore/Version.swift")
+check "build pwflagsd_${VERSION}" "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDIR"
+check "build pwflagsd_${VERSION}+upgrade1" env PWFLAGSD_DEB_VERSION="$VERSION+upgrade1" \
+    "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDIR"
+[[ -f $DEBDIR/pwflagsd_${VERSION}_$(dpkg --print-architecture).deb ]] || die "no package was built"
 
 echo "# booting systemd in systemd-nspawn (machine $MACHINE)"
 BOOT_START=$(date +%s)
@@ -113,7 +117,7 @@ for cgroup in "${CGROUPS[@]}"; do mkdir "$cgroup"; done
     exec systemd-nspawn --quiet --directory="$LOWER" --volatile=overlay --machine="$MACHINE" \
         --register=no --keep-unit --private-network --console=read-only \
         --tmpfs=/opt/swift:mode=0755 \
-        --bind-ro="$REPO:/mnt/pwflagsd-src" --bind-ro="$BINDIR:/mnt/pwflagsd-bin" \
+        --bind-ro="$REPO:/mnt/pwflagsd-src" --bind-ro="$DEBDIR:/mnt/pwflagsd-deb" \
         --boot -- systemd.unit=basic.target
 ) </dev/null >"$WORK/console.log" 2>&1 &
 NSPAWN_PID=$!
@@ -151,28 +155,28 @@ else
 fi
 check "/opt/swift is empty in the container" in_ct sh -c '[ -z "$(ls -A /opt/swift)" ]'
 
-echo "# install as the README says"
-check "install the binaries, units and sysusers.d file" in_ct sh -ec '
-    cd /mnt/pwflagsd-src
-    install -m 0755 /mnt/pwflagsd-bin/pwflagsd /mnt/pwflagsd-bin/pwflags /usr/local/bin/
-    install -m 0644 systemd/pwflagsd.socket systemd/pwflagsd.service systemd/pwflagsd@.socket \
-        systemd/pwflagsd@.service /etc/systemd/system/
-    install -m 0644 systemd/pwflagsd.sysusers.conf /usr/lib/sysusers.d/pwflagsd.conf
-    systemd-sysusers
-    install -d /etc/pwflagsd
-    install -m 0644 config/demo-flags.json /etc/pwflagsd/demo-flags.json
-    printf "[FeatureFlags]\nLocalFlagsFile=demo-flags.json\n" >/etc/pwflagsd/pwflagsd.conf
-    pwflagsd --check-config >/dev/null
-    systemctl daemon-reload
-    systemctl enable --now pwflagsd.socket'
+echo "# install the package as the README says: apt install ./pwflagsd_VERSION_ARCH.deb"
+check "pwflagsd is not installed yet, nothing at /usr/bin/pwflagsd" in_ct sh -c '
+    ! dpkg -s pwflagsd >/dev/null 2>&1 && [ ! -e /usr/bin/pwflagsd ] && ! getent group pwflags'
+# A Docker host's /usr/sbin/policy-rc.d says 101 (start nothing); a device has none. The reinstall below puts
+# one back to check that it is honoured.
+in_ct rm -f /usr/sbin/policy-rc.d
+check "apt-get install pwflagsd_${VERSION}_*.deb" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb'
 check "group pwflags exists" in_ct getent group pwflags
+check "the package enabled pwflagsd.socket (presets: enabled) and the shipped configuration is valid" in_ct sh -c '
+    systemctl is-enabled pwflagsd.socket && pwflagsd --check-config >/dev/null'
+check "man pages and the bash completion are installed" in_ct sh -c '
+    for page in /usr/share/man/man1/pwflags.1.gz /usr/share/man/man5/pwflagsd.conf.5.gz /usr/share/man/man8/pwflagsd.8.gz \
+        /usr/share/bash-completion/completions/pwflags; do [ -f "$page" ] || { echo "missing $page"; exit 1; }; done'
 check "add alice to pwflags; bob stays outside" in_ct sh -ec '
     for user in alice bob; do id "$user" >/dev/null 2>&1 || useradd --no-create-home "$user"; done
     usermod -a -G pwflags alice
     ! id -nG bob | grep -qw pwflags'
-check "verify the installed units (no stderr)" in_ct sh -c '
-    out=$(systemd-analyze verify --man=no /etc/systemd/system/pwflagsd.socket /etc/systemd/system/pwflagsd.service \
-        /etc/systemd/system/pwflagsd@.socket /etc/systemd/system/pwflagsd@.service 2>&1 >/dev/null); echo "$out"; [ -z "$out" ]'
+for unit in pwflagsd.socket pwflagsd.service pwflagsd@.socket pwflagsd@.service; do
+    check "systemd-analyze verify the installed $unit (no stderr)" in_ct sh -c '
+        out=$(systemd-analyze verify --man=no /usr/lib/systemd/system/'"$unit"' 2>&1 >/dev/null); echo "$out"; [ -z "$out" ]'
+done
 
 echo "# socket activation"
 check "pwflagsd.socket is active" in_ct systemctl is-active pwflagsd.socket
@@ -190,7 +194,7 @@ else
 fi
 check "systemctl is-active pwflagsd: active" in_ct systemctl is-active pwflagsd
 status_text=$(in_ct systemctl status --no-pager --lines=0 pwflagsd 2>&1 || true)
-if [[ $status_text == *'Status: "Local file: 4 flags from /etc/pwflagsd/demo-flags.json"'* ]]; then
+if [[ $status_text == *'Status: "Local file: 4 flags from /usr/share/pwflagsd/demo-flags.json"'* ]]; then
     ok "systemctl status shows the daemon's STATUS"
 else
     fail "systemctl status shows the daemon's STATUS:"; printf '%s\n' "$status_text" | sed 's/^/       /'
@@ -283,7 +287,7 @@ check "systemctl clean --what=state empties the stopped service's state" in_ct s
 
 echo "# the instanced pair: pwflagsd@demo"
 check "enable --now pwflagsd@demo.socket with /etc/pwflagsd/demo.conf" in_ct sh -ec '
-    printf "[FeatureFlags]\nLocalFlagsFile=demo-flags.json\n" >/etc/pwflagsd/demo.conf
+    printf "[FeatureFlags]\nLocalFlagsFile=/usr/share/pwflagsd/demo-flags.json\n" >/etc/pwflagsd/demo.conf
     systemctl enable --now pwflagsd@demo.socket
     [ "$(stat -c "%U:%G %a" /run/pwflagsd-demo/pwflagsd.sock)" = "root:pwflags 660" ]'
 output=$(in_ct runuser -u alice -- pwflags --socket /run/pwflagsd-demo/pwflagsd.sock get search_v2 2>&1) &&
@@ -320,7 +324,7 @@ echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake
 if in_ct test -x /usr/bin/python3; then
     in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'
 import http.server, json
-reply = {"status_code": 200, "status_message": "OK", "response": json.load(open("/etc/pwflagsd/demo-flags.json"))}
+reply = {"status_code": 200, "status_message": "OK", "response": json.load(open("/usr/share/pwflagsd/demo-flags.json"))}
 body = json.dumps(reply).encode()
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
@@ -349,6 +353,66 @@ PY
 else
     echo "note - /usr/bin/python3 is missing in the container: the upstream check did not run"
 fi
+
+echo "# upgrade to pwflagsd ${VERSION}+upgrade1: the edited conffile, the state and the running services"
+check "edit /etc/pwflagsd/pwflagsd.conf (LogLevel=debug) and restart" in_ct sh -ec '
+    sed -i "s/^#LogLevel=info\$/LogLevel=debug/" /etc/pwflagsd/pwflagsd.conf
+    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf
+    systemctl restart pwflagsd.service'
+in_ct sh -c 'find /var/lib/private -type f | sort' >"$WORK/state-before" 2>/dev/null || true
+sed 's/^/       state: /' "$WORK/state-before"
+pid_before=$(in_ct systemctl show -P MainPID pwflagsd)
+net_before=$(in_ct systemctl show -P MainPID pwflagsd@net 2>/dev/null || echo 0)
+check "apt-get install pwflagsd_${VERSION}+upgrade1_*.deb" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'+upgrade1_*.deb
+    [ "$(dpkg-query -W -f="\${Version}" pwflagsd)" = '"$VERSION"'+upgrade1 ]'
+check "the edited conffile is kept, with no .dpkg-dist or .dpkg-new beside it" in_ct sh -c '
+    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && ! ls /etc/pwflagsd/*.dpkg-* 2>/dev/null'
+in_ct sh -c 'find /var/lib/private -type f | sort' >"$WORK/state-after" 2>/dev/null || true
+check "the state files (the flag caches) are all still there" diff "$WORK/state-before" "$WORK/state-after"
+check "pwflagsd.service was restarted (new process) and serves through the socket" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd); echo "MainPID '"$pid_before"' -> $pid"
+    [ "$pid" != 0 ] && [ "$pid" != '"$pid_before"' ] && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout &&
+    systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket'
+if [[ $net_before != 0 && -n $net_before ]]; then
+    check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachable" in_ct sh -c '
+        pid=$(systemctl show -P MainPID pwflagsd@net); echo "MainPID '"$net_before"' -> $pid"
+        [ "$pid" != 0 ] && [ "$pid" != '"$net_before"' ] &&
+        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock --wait 10 is-enabled new_checkout'
+fi
+
+echo "# apt-get remove: nothing listens, the configuration and the state stay"
+check "apt-get remove pwflagsd" in_ct sh -ec 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -q pwflagsd'
+check "no pwflagsd socket is listening and no pwflagsd process runs" in_ct sh -c '
+    ! grep pwflagsd /proc/net/unix && ! pgrep -x pwflagsd && [ ! -e /run/pwflagsd/pwflagsd.sock ] &&
+    ! systemctl is-active -q pwflagsd.socket pwflagsd.service'
+check "the configuration and the state stay after remove" in_ct sh -c '
+    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && test -d /var/lib/private/pwflagsd && [ ! -e /usr/bin/pwflagsd ]'
+
+echo "# apt-get purge: no configuration, no state"
+check "apt-get purge pwflagsd" in_ct sh -ec 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd'
+check "no /etc/pwflagsd, no state directory, no enable link, no package record" in_ct sh -c '
+    left=$(ls -d /etc/pwflagsd /var/lib/pwflagsd* /var/lib/private/pwflagsd* \
+        /etc/systemd/system/sockets.target.wants/pwflagsd* 2>/dev/null); echo "$left"
+    [ -z "$left" ] && ! dpkg -s pwflagsd >/dev/null 2>&1'
+
+echo "# install under a preset that disables pwflagsd.socket"
+check "preset 'disable pwflagsd.socket': installed, not enabled, not started; purged again" in_ct sh -ec '
+    mkdir -p /etc/systemd/system-preset
+    echo "disable pwflagsd.socket" >/etc/systemd/system-preset/50-pwflagsd.preset
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    rm /etc/systemd/system-preset/50-pwflagsd.preset
+    ! systemctl is-enabled -q pwflagsd.socket && ! systemctl is-active -q pwflagsd.socket
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd'
+
+echo "# reinstall with a policy-rc.d that forbids starting services"
+check "policy-rc.d exit 101: installed and enabled, not started" in_ct sh -ec '
+    printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    rm /usr/sbin/policy-rc.d
+    systemctl is-enabled -q pwflagsd.socket && ! systemctl is-active -q pwflagsd.socket'
+check "systemctl start pwflagsd.socket then serves the shipped demo flags" in_ct sh -c '
+    systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
 
 echo "# journal of pwflagsd.service"
 in_ct journalctl --no-pager -o short-monotonic -u pwflagsd 2>&1 | tail -12 | sed 's/^/       /'

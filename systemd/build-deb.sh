@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the Debian package pwflagsd_VERSION_ARCH.deb from the static release build.
+#
+#   systemd/build-deb.sh [BINDIR [OUTDIR]]    (BINDIR defaults to .build/release, OUTDIR to .build/deb)
+#
+# BINDIR must hold pwflagsd and pwflags from `swift build -c release --static-swift-stdlib`.
+# VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift) unless PWFLAGSD_DEB_VERSION says
+# otherwise (the container test builds a higher one to test upgrades). Prints the package's path.
+# Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps), binutils (strip), gzip; runs as any user (fakeroot-free: the
+# archive's owners are set with dpkg-deb --root-owner-group).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+BINDIR=$(cd "${1:-$REPO/.build/release}" && pwd)
+OUTDIR=${2:-$REPO/.build/deb}
+VERSION=${PWFLAGSD_DEB_VERSION:-$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' "$REPO/Sources/FlagsCore/Version.swift")}
+[[ -n $VERSION ]] || { echo "build-deb: no version in Sources/FlagsCore/Version.swift" >&2; exit 1; }
+ARCH=$(dpkg --print-architecture)
+# The address is a placeholder until the project has a real one; a release build sets its own.
+MAINTAINER=${PWFLAGSD_DEB_MAINTAINER:-pwflagsd developers <pwflagsd@example.org>}
+# Reproducible timestamps: the last commit's date, else now.
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
+export SOURCE_DATE_EPOCH
+
+for binary in pwflagsd pwflags; do
+    [[ -x $BINDIR/$binary ]] || { echo "build-deb: $BINDIR/$binary is missing" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+ROOT=$WORK/root
+umask 022
+
+# Files: binaries stripped as dh_strip does; units; sysusers; configuration; demo flags; docs.
+install -d "$ROOT/usr/bin" "$ROOT/usr/lib/systemd/system" "$ROOT/usr/lib/sysusers.d" "$ROOT/etc/pwflagsd" \
+    "$ROOT/usr/share/pwflagsd" "$ROOT/usr/share/doc/pwflagsd" "$ROOT/usr/share/bash-completion/completions" \
+    "$ROOT/usr/share/man/man1" "$ROOT/usr/share/man/man5" "$ROOT/usr/share/man/man8" "$ROOT/DEBIAN"
+for binary in pwflagsd pwflags; do
+    install -m 0755 "$BINDIR/$binary" "$ROOT/usr/bin/$binary"
+    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/$binary"
+done
+install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
+    "$REPO"/systemd/pwflagsd@.service "$ROOT/usr/lib/systemd/system/"
+install -m 0644 "$REPO/systemd/pwflagsd.sysusers.conf" "$ROOT/usr/lib/sysusers.d/pwflagsd.conf"
+install -m 0644 "$REPO/config/demo-flags.json" "$ROOT/usr/share/pwflagsd/demo-flags.json"
+install -m 0644 "$REPO/systemd/completion/pwflags" "$ROOT/usr/share/bash-completion/completions/pwflags"
+
+# The shipped configuration is the reference file with the demo flags switched on: out of the box the daemon
+# serves them, with no account and no network, until ApplicationCode= is set (ApplicationCode wins).
+sed -e 's|^#  Install it as /etc/pwflagsd/pwflagsd.conf, or leave it alone|#  Leave this file alone|' \
+    -e 's|^#  See CONFIG.md for the details.|#  See pwflagsd.conf(5) for the details.|' \
+    -e 's|^#LocalFlagsFile=$|#LocalFlagsFile=\n# The package serves its demo flags until ApplicationCode= is set; remove this line to serve nothing.\nLocalFlagsFile=/usr/share/pwflagsd/demo-flags.json|' \
+    "$REPO/config/pwflagsd.conf" >"$ROOT/etc/pwflagsd/pwflagsd.conf"
+grep -q '^LocalFlagsFile=/usr/share/pwflagsd/demo-flags.json$' "$ROOT/etc/pwflagsd/pwflagsd.conf" ||
+    { echo "build-deb: config/pwflagsd.conf has no #LocalFlagsFile= line to switch on" >&2; exit 1; }
+chmod 0644 "$ROOT/etc/pwflagsd/pwflagsd.conf"
+
+for page in pwflags.1 pwflagsd.conf.5 pwflagsd.8; do
+    gzip -9n <"$REPO/systemd/man/$page" >"$ROOT/usr/share/man/man${page##*.}/$page.gz"
+done
+install -m 0644 "$REPO/systemd/debian/copyright" "$ROOT/usr/share/doc/pwflagsd/copyright"
+{
+    printf 'pwflagsd (%s) unstable; urgency=medium\n\n' "$VERSION"
+    printf '  * Release %s, built from commit %s.\n\n' "$VERSION" "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    printf ' -- %s  %s\n' "$MAINTAINER" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n >"$ROOT/usr/share/doc/pwflagsd/changelog.gz"
+
+# Maintainer scripts and metadata. Depends: what dpkg-shlibdeps finds the binaries link (libc6, libsystemd0,
+# libcurl4, ...), plus systemd (units, sysusers, DynamicUser=) and init-system-helpers (deb-systemd-invoke).
+install -m 0755 "$REPO"/systemd/debian/postinst "$REPO"/systemd/debian/prerm "$REPO"/systemd/debian/postrm "$ROOT/DEBIAN/"
+echo /etc/pwflagsd/pwflagsd.conf >"$ROOT/DEBIAN/conffiles"
+chmod 0644 "$ROOT/DEBIAN/conffiles"
+mkdir -p "$WORK/src/debian"
+printf 'Source: pwflagsd\n\nPackage: pwflagsd\nArchitecture: any\n' >"$WORK/src/debian/control"
+shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" "$ROOT/usr/bin/pwflags" 2>"$WORK/shlibdeps.log") ||
+    { cat "$WORK/shlibdeps.log" >&2; exit 1; }
+depends="${shlibs#shlibs:Depends=}, systemd (>= 252), init-system-helpers (>= 1.54~)"
+size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
+sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" -e "s|@MAINTAINER@|$MAINTAINER|" -e "s/@DEPENDS@/$depends/" \
+    "$REPO/systemd/debian/control" >"$ROOT/DEBIAN/control"
+(cd "$ROOT" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) \
+    >"$ROOT/DEBIAN/md5sums"
+chmod 0644 "$ROOT/DEBIAN/md5sums" "$ROOT/DEBIAN/control"
+
+mkdir -p "$OUTDIR"
+package="$OUTDIR/pwflagsd_${VERSION}_${ARCH}.deb"
+dpkg-deb --root-owner-group -Zgzip --build "$ROOT" "$package" >/dev/null
+echo "$package"

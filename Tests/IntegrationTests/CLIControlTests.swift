@@ -54,7 +54,8 @@ import Testing
             daemon.cleanUp()
             server.stop()
         }
-        _ = try await server.waitForRequests(count: 1)
+        // The first reply must have landed: a refresh while it is in flight would share it and succeed (R10).
+        #expect(try Fixtures.waitForFlag("new_checkout", on: SocketSession(socketPath: daemon.socketPath)))
         server.setDefaultReply(.status(503), for: "getFeatureFlags")
         let failed = try CLI.run(["--socket", daemon.socketPath, "refresh"])
         #expect(failed.status == 1, "\(failed)")

@@ -8,11 +8,12 @@ import UnixIO
 /// A socket client for tests that must send exactly the bytes they choose, garbage included.
 public final class RawClient {
     public let fd: Int32
-    private var buffer: [UInt8] = []
+    private let reader: LineReader
 
     public init(socketPath: String) throws {
         BrokenPipe.ignore()
         fd = try UnixSocket.connect(to: socketPath)
+        reader = LineReader(fd: fd)
     }
 
     deinit {
@@ -43,38 +44,17 @@ public final class RawClient {
 
     /// The next line, without its newline; nil when the connection closed or `timeout` passed.
     public func readLine(timeout: Duration = .seconds(10)) -> String? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            guard waitReadable(until: deadline) else { return nil }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { return nil }
-            buffer.append(contentsOf: chunk[0..<count])
-        }
+        reader.readLine(timeout: timeout)
     }
 
     /// True when the daemon closed the connection within `timeout` (reads until end of stream).
     public func isClosedByPeer(timeout: Duration = .seconds(10)) -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while waitReadable(until: deadline) {
+        while LineReader.waitReadable(fd, until: deadline) {
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count <= 0 { return true }
         }
         return false
-    }
-
-    private func waitReadable(until deadline: ContinuousClock.Instant) -> Bool {
-        let remaining = deadline - ContinuousClock.now
-        guard remaining > .zero else { return false }
-        let milliseconds =
-            Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000) + 1
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, milliseconds) > 0
     }
 }

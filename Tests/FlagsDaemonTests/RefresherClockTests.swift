@@ -194,20 +194,28 @@ import Testing
         #expect(!rig.served)
     }
 
-    @Test("Booted at 1970, then NTP sets the clock: the cache is judged again and expires when it is too old")
-    func bootAt1970ThenCorrectedExpires() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 5000)
+    /// A device booted at 1970 (no real-time clock) with a cache fetched in another boot at wall time
+    /// 1,800,000,000 and no network: the cache is served provisionally. A minute later NTP sets the wall clock to
+    /// `corrected`, and the refresher looks at its deadlines.
+    static func bootAt1970(in directory: TemporaryDirectory, thenSetWallTo corrected: Double) async throws -> Rig {
+        try writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 5000)
         let rig = try Rig(directory: directory, clock: ManualClock(boot: 10, wall: 30), bootID: "boot-b")
         rig.fetcher.answer(.failure(.noReply("no network yet")))
         await rig.refresher.start()
         #expect(rig.served)
         rig.clock.advance(by: 60)
-        // The real time is 25 h after the fetch: the cache is past CacheMaxAge (24 h).
-        rig.clock.setWall(to: 1_800_000_000 + Self.day + Self.hour)
+        rig.clock.setWall(to: corrected)
         await rig.refresher.wallClockChanged()
         await rig.refresher.tick()
+        return rig
+    }
+
+    @Test("Booted at 1970, then NTP sets the clock: the cache is judged again and expires when it is too old")
+    func bootAt1970ThenCorrectedExpires() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // The real time is 25 h after the fetch: the cache is past CacheMaxAge (24 h).
+        let rig = try await Self.bootAt1970(in: directory, thenSetWallTo: 1_800_000_000 + Self.day + Self.hour)
         #expect(!rig.served)
     }
 
@@ -215,14 +223,7 @@ import Testing
     func bootAt1970ThenCorrectedKeepsAYoungCache() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try Self.writeCache(in: directory, wall: 1_800_000_000, bootID: "boot-a", boot: 5000)
-        let rig = try Rig(directory: directory, clock: ManualClock(boot: 10, wall: 30), bootID: "boot-b")
-        rig.fetcher.answer(.failure(.noReply("no network yet")))
-        await rig.refresher.start()
-        rig.clock.advance(by: 60)
-        rig.clock.setWall(to: 1_800_000_000 + Self.hour)
-        await rig.refresher.wallClockChanged()
-        await rig.refresher.tick()
+        let rig = try await Self.bootAt1970(in: directory, thenSetWallTo: 1_800_000_000 + Self.hour)
         #expect(rig.served)
         let shown = try #require(rig.statusFetchedAt())
         #expect(abs(shown - 1_800_000_000) < 1)

@@ -5,15 +5,10 @@ import Foundation
     import Glibc
 #endif
 
-/// Clocks, percentiles, memory and descriptor readings and flag files for pwflags-bench and pwflags-soak.
+/// Thread CPU time, percentiles, memory and descriptor readings and flag files for pwflags-bench and pwflags-soak.
+///
+/// Wall intervals are read from UnixIO's `MonotonicClock`, the one monotonic clock of the package.
 public enum Measure {
-    /// Monotonic nanoseconds.
-    public static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
     /// CPU nanoseconds the calling thread has used.
     public static func threadCPU() -> UInt64 {
         var spec = timespec()

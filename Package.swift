@@ -54,7 +54,7 @@ let package = Package(
         // The soak of issue 8: ten minutes of steady load, flag changes and subscriber churn, then the checks.
         .executableTarget(
             name: "pwflags-soak",
-            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "PWFlagsTestKit"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "PWFlagsTestKit", "UnixIO"],
             swiftSettings: strict
         ),
         // The seed's checkout example on Linux, run by an integration test.

@@ -30,10 +30,11 @@ extension Configuration {
         return credential
     }
 
-    /// The server the daemon calls when `ServerURL` is unset: `https://{ApplicationCode}.api.pushwoosh.com/json/1.3/`.
+    /// The server the daemon calls when `ServerURL` is unset (``PushwooshAddress/defaultBase(applicationCode:)``).
     ///
-    /// Nil when `ApplicationCode` is empty, since the daemon then never calls the network.
+    /// Nil when `ApplicationCode` is empty, since the daemon then never calls the network (the parser refuses a
+    /// code that is not empty and not valid).
     public var defaultServerURL: String? {
-        applicationCode.isEmpty ? nil : "https://\(applicationCode).api.pushwoosh.com/json/1.3/"
+        PushwooshAddress.defaultBase(applicationCode: applicationCode)
     }
 }

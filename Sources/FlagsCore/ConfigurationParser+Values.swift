@@ -13,7 +13,7 @@ extension ConfigurationParser {
         let shown = quoted(value)
         switch key {
         case .applicationCode:
-            guard value.unicodeScalars.allSatisfy({ isASCIIAlphanumeric($0) || $0 == "-" }) else {
+            guard PushwooshAddress.isApplicationCode(value) else {
                 return "invalid application code '\(shown)' for \(name) (expected letters, digits and hyphens only)"
             }
             configuration.applicationCode = value

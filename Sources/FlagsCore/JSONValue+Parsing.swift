@@ -94,14 +94,8 @@ struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= JSONValue.maximumDepth else { throw JSONParseError("nesting too deep", at: index) }
-        index += 1
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(members)
-        }
+        if try opensEmptyContainer(closer: "}", depth: depth) { return .object(members) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -115,40 +109,43 @@ struct JSONParser {
             index += 1
             skipWhitespace()
             members[name] = try parseValue(depth: depth)
-            skipWhitespace()
-            guard index < bytes.count else { throw JSONParseError("unexpected end of input", at: index) }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            guard bytes[index] == UInt8(ascii: "}") else { throw JSONParseError("expected ',' or '}'", at: index) }
-            index += 1
-            return .object(members)
+            if try closesContainer(closer: "}") { return .object(members) }
         }
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= JSONValue.maximumDepth else { throw JSONParseError("nesting too deep", at: index) }
-        index += 1
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(elements)
-        }
+        if try opensEmptyContainer(closer: "]", depth: depth) { return .array(elements) }
         while true {
             skipWhitespace()
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else { throw JSONParseError("unexpected end of input", at: index) }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            guard bytes[index] == UInt8(ascii: "]") else { throw JSONParseError("expected ',' or ']'", at: index) }
-            index += 1
-            return .array(elements)
+            if try closesContainer(closer: "]") { return .array(elements) }
         }
+    }
+
+    /// Steps over an object's or array's opening byte; true when `closer` follows at once (consumed: it is empty).
+    private mutating func opensEmptyContainer(closer: Unicode.Scalar, depth: Int) throws(JSONParseError) -> Bool {
+        guard depth <= JSONValue.maximumDepth else { throw JSONParseError("nesting too deep", at: index) }
+        index += 1
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: closer) else { return false }
+        index += 1
+        return true
+    }
+
+    /// After a member or element: false at a ',' (another follows), true at `closer`; either is consumed.
+    private mutating func closesContainer(closer: Unicode.Scalar) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw JSONParseError("unexpected end of input", at: index) }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        guard bytes[index] == UInt8(ascii: closer) else {
+            throw JSONParseError("expected ',' or '\(closer)'", at: index)
+        }
+        index += 1
+        return true
     }
 
     /// Parses a string starting at its opening quote; validates UTF-8 and every escape.

@@ -55,7 +55,7 @@ final class PushwooshFetcher: FlagFetcher {
         common.userId = userId
         let result = await client.getFeatureFlags(base: base.current, common: common)
         if case .success(let reply) = result, let moved = reply.baseURL, !isRetired { base.move(to: moved) }
-        return result.map { FeatureFlagsResponse(flags: $0.flags, partial: $0.partial) }
+        return result
     }
 
     func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {

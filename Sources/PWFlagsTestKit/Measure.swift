@@ -5,22 +5,10 @@ import Foundation
     import Glibc
 #endif
 
-/// Clocks, percentiles, memory and descriptor readings and flag files for pwflags-bench and pwflags-soak.
+/// Percentiles, memory and descriptor readings and flag files for pwflags-bench and pwflags-soak.
+///
+/// Intervals and thread CPU time are read from UnixIO's `MonotonicClock`, the one clock reader of the package.
 public enum Measure {
-    /// Monotonic nanoseconds.
-    public static func now() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
-    /// CPU nanoseconds the calling thread has used.
-    public static func threadCPU() -> UInt64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-    }
-
     /// The p-th percentile (0...100) of samples, which it sorts.
     public static func percentile(_ samples: inout [UInt64], _ p: Double) -> Double {
         guard !samples.isEmpty else { return .nan }

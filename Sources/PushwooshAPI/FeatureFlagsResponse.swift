@@ -1,18 +1,39 @@
 public import FlagsCore
+public import Foundation
 
-/// The `response` object of `getFeatureFlags`, and the shape of the local flags file.
+/// A `getFeatureFlags` reply: the flags, whether they are partial, and a new base if one was sent.
 ///
-/// The decoder is public and works on the `response` object alone (no envelope) because the daemon reads the
-/// local flags file in the same shape.
+/// The one type for flags from upstream. ``decode(body:)`` reads a whole HTTP body (envelope included);
+/// ``decode(responseObject:)`` reads the `response` object alone, which is also the shape of the local flags file
+/// and of the disk cache's `response` member.
 public struct FeatureFlagsResponse: Sendable, Equatable {
     /// The flags in the order the server sent them; keys are unique.
     public var flags: [Flag]
-    /// True when segments were not determined in time (R13).
+    /// True when segments were not determined in time (R13): serve, never store.
     public var partial: Bool
+    /// The envelope's `base_url`, when it sent an acceptable one; later calls go there unless `ServerURL` is set.
+    ///
+    /// Always nil for a bare `response` object: only an envelope carries an address.
+    public var baseURL: URL?
 
-    public init(flags: [Flag], partial: Bool = false) {
+    public init(flags: [Flag], partial: Bool = false, baseURL: URL? = nil) {
         self.flags = flags
         self.partial = partial
+        self.baseURL = baseURL
+    }
+
+    /// Decodes the body of an HTTP 200 reply to `getFeatureFlags`.
+    ///
+    /// A missing or non-object `response` is unusable: only an explicit `response` without `flags` means "no
+    /// flags", so that a proxy's bare `{"status_code": 200}` cannot wipe the stored flags.
+    public static func decode(body: [UInt8]) throws(PushwooshError) -> FeatureFlagsResponse {
+        let envelope = try PushwooshEnvelope.decode(body: body)
+        guard let response = envelope.response, response.objectValue != nil else {
+            throw .unusable("reply has no response object")
+        }
+        var decoded = try decode(responseObject: response)
+        decoded.baseURL = envelope.baseURL
+        return decoded
     }
 
     /// Decodes a `response` object.

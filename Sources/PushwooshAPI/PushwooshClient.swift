@@ -32,10 +32,10 @@ public final class PushwooshClient: Sendable {
     }
 
     /// Asks for this device's flags.
-    public func getFeatureFlags(base: URL, common: CommonFields) async -> Result<FeatureFlagsReply, PushwooshError> {
+    public func getFeatureFlags(base: URL, common: CommonFields) async -> Result<FeatureFlagsResponse, PushwooshError> {
         let request = PushwooshRequest.getFeatureFlags(base: base, common: common, apiToken: apiToken)
         return await send(request).flatMap { body in
-            Result { () throws(PushwooshError) in try FeatureFlagsReply.decode(body: body) }
+            Result { () throws(PushwooshError) in try FeatureFlagsResponse.decode(body: body) }
         }
         .mapError { $0.redacting(apiToken) }
     }

@@ -1,19 +1,18 @@
+import FlagsCore
 public import Foundation
 
 /// Where calls go: the default Pushwoosh address or an accepted reverse proxy (R16).
+///
+/// Every upstream address rule is reached through here. The text rules (API path, application-code alphabet,
+/// default address) are defined once in FlagsCore's ``PushwooshAddress``, because configuration checking sits
+/// below this module; this type adds the URL rules on top of them.
 public enum PushwooshEndpoint {
     /// The path every base address must end with (R16).
-    public static let requiredSuffix = "json/1.3/"
+    public static let requiredSuffix = PushwooshAddress.apiPath
 
     /// `https://{applicationCode}.api.pushwoosh.com/json/1.3/`, or nil when the code cannot be a host label.
     public static func defaultBase(applicationCode: String) -> URL? {
-        // The code becomes part of a host name, so anything beyond letters, digits and '-' is refused rather
-        // than letting a configuration typo point the daemon at another host.
-        let allowed = applicationCode.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar == "-" || CharacterSet.alphanumerics.contains(scalar))
-        }
-        guard !applicationCode.isEmpty, allowed else { return nil }
-        return URL(string: "https://\(applicationCode).api.pushwoosh.com/\(requiredSuffix)")
+        PushwooshAddress.defaultBase(applicationCode: applicationCode).flatMap { URL(string: $0) }
     }
 
     /// True when `string` may serve as a base address under R16.

@@ -28,9 +28,11 @@ final class EchoProcess {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Measure.now() + 10_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
         while UnixSocket.probe(path) != .inUse {
-            guard Measure.now() < deadline else { throw SystemError("echo process at \(path)", errno: ETIMEDOUT) }
+            guard MonotonicClock.nanoseconds() < deadline else {
+                throw SystemError("echo process at \(path)", errno: ETIMEDOUT)
+            }
             usleep(2_000)
         }
     }

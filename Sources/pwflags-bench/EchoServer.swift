@@ -8,13 +8,12 @@ import UnixIO
 /// The floor: a minimal AF_UNIX echo server, a thread per connection, that writes back whatever it reads.
 /// No daemon can answer a line faster than the kernel carries it there and back.
 final class EchoServer: @unchecked Sendable {
-    let path: String
-    private let listener: Int32
+    private let listening: EchoListener
+    var path: String { listening.path }
 
     init(path: String) throws {
-        self.path = path
-        unlink(path)
-        listener = try UnixSocket.listen(at: path, mode: 0o600)
+        listening = try EchoListener(path: path)
+        let listener = listening.descriptor
         let flags = fcntl(listener, F_GETFL)
         _ = fcntl(listener, F_SETFL, flags & ~O_NONBLOCK)
         let thread = Thread { [listener] in
@@ -31,9 +30,7 @@ final class EchoServer: @unchecked Sendable {
     }
 
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        unlink(path)
+        listening.stop()
     }
 
     private static func echo(_ fd: Int32) {

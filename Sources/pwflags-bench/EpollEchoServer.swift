@@ -10,21 +10,17 @@ import UnixIO
 /// sockets) but doing no work per line. The distance from the blocking echo to this one is what the
 /// single-threaded epoll design costs; the distance from this one to pwflagsd is what answering a `get` costs.
 final class EpollEchoServer: @unchecked Sendable {
-    let path: String
-    private let listener: Int32
+    private let listening: EchoListener
+    var path: String { listening.path }
 
     init(path: String) throws {
-        self.path = path
-        unlink(path)
-        listener = try UnixSocket.listen(at: path, mode: 0o600)
-        let listener = self.listener
+        listening = try EchoListener(path: path)
+        let listener = listening.descriptor
         Thread { EpollEchoServer.loop(listener) }.start()
     }
 
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        unlink(path)
+        listening.stop()
     }
 
     private static func loop(_ listener: Int32) {

@@ -1,5 +1,6 @@
 import Foundation
 import PWFlagsTestKit
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -17,10 +18,10 @@ enum Load {
             client.readLine()
         }
         for _ in 0..<count {
-            let start = Measure.now()
+            let start = MonotonicClock.nanoseconds()
             try client.send(request)
             guard client.readLine() != nil else { break }
-            samples.append(Measure.now() - start)
+            samples.append(MonotonicClock.nanoseconds() - start)
         }
         return samples
     }
@@ -30,7 +31,7 @@ enum Load {
     static func pipelined(path: String, request: [UInt8], clients: Int, depth: Int, perClient: Int) throws -> Double {
         let connections = try (0..<clients).map { _ in try LineClient(path: path) }
         let group = DispatchGroup()
-        let start = Measure.now()
+        let start = MonotonicClock.nanoseconds()
         for connection in connections {
             let box = UncheckedBox(connection)
             DispatchQueue.global().async(group: group) {
@@ -54,15 +55,15 @@ enum Load {
             }
         }
         group.wait()
-        let seconds = Double(Measure.now() - start) / 1e9
+        let seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
         return Double(clients * perClient) / seconds
     }
 
     /// Waits until every client has a line to read; returns the moment the last one had it.
     static func waitForLine(on clients: [LineClient], timeout: Double = 30) -> UInt64? {
         var pending = Set(clients.indices.filter { !clients[$0].hasBufferedLine })
-        var last = Measure.now()
-        let deadline = Measure.now() + UInt64(timeout * 1e9)
+        var last = MonotonicClock.nanoseconds()
+        let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
         while !pending.isEmpty {
             let order = Array(pending)
             var descriptors = order.map { pollfd(fd: clients[$0].fd, events: Int16(POLLIN), revents: 0) }
@@ -72,10 +73,10 @@ enum Load {
                 guard clients[index].fill() else { return nil }
                 if clients[index].hasBufferedLine {
                     pending.remove(index)
-                    last = Measure.now()
+                    last = MonotonicClock.nanoseconds()
                 }
             }
-            if Measure.now() > deadline { return nil }
+            if MonotonicClock.nanoseconds() > deadline { return nil }
         }
         return last
     }

@@ -1,6 +1,7 @@
 import FlagsCore
 import Foundation
 import PWFlagsTestKit
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -27,14 +28,14 @@ struct DaemonReading {
     /// Reads the daemon once it agrees that `connections` are open: its `status.connections` must say so
     /// (a connection the soak just closed may not be closed at the daemon yet). Gives up after 5 s.
     static func take(of daemon: DaemonProcess, connections: Int, session: SocketSession) throws -> DaemonReading {
-        let deadline = Measure.now() + 5_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
         var subscriptions = -1
         var reported = -1
         while true {
             let status = try session.result("status")
             subscriptions = status?["subscriptions"]?.integerValue ?? -1
             reported = status?["connections"]?.integerValue ?? -1
-            if reported == connections || Measure.now() > deadline { break }
+            if reported == connections || MonotonicClock.nanoseconds() > deadline { break }
             usleep(5_000)
         }
         let pid = daemon.process.processIdentifier

@@ -57,11 +57,7 @@ final class FlagChanger: Sendable {
 
     private func run() {
         var random = SplitMix64(seed: seed)
-        let session: SocketSession
-        do {
-            session = try SocketSession(socketPath: daemon.socketPath)
-        } catch {
-            tally.fail(.change, "cannot connect: \(error)")
+        guard let session = tally.connection(.change, { try SocketSession(socketPath: daemon.socketPath) }) else {
             return
         }
         let start = ContinuousClock.now

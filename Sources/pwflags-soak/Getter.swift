@@ -2,6 +2,7 @@ import FlagsCore
 import Foundation
 import PWFlagsTestKit
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -36,20 +37,14 @@ final class Getter: Sendable {
 
     private func run() {
         var random = SplitMix64(seed: seed)
-        let client: LineClient
-        do {
-            client = try LineClient(path: socketPath)
-        } catch {
-            tally.fail(.request, "cannot connect: \(error)")
-            return
-        }
+        guard let client = tally.connection(.request, { try LineClient(path: socketPath) }) else { return }
         let interval = UInt64(1_000_000_000 / rate)
-        var next = Measure.now()
+        var next = MonotonicClock.nanoseconds()
         var id = 0
         var served = 0
         defer { tally.update { $0.requests += served } }
         while !worker.isStopping {
-            let now = Measure.now()
+            let now = MonotonicClock.nanoseconds()
             if now < next {
                 usleep(UInt32((next - now) / 1000))
             } else if now - next > 1_000_000_000 {

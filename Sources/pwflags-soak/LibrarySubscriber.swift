@@ -3,6 +3,7 @@ import FlagsCore
 import FlagsProtocol
 import PWFlagsTestKit
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -21,9 +22,9 @@ final class LibrarySubscriber: SoakSubscriber {
 
     /// Waits until the mirror holds its first snapshot (its one connection is then open); false on timeout.
     func waitForSnapshot() -> Bool {
-        let deadline = Measure.now() + 15_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + 15_000_000_000
         while !flags.hasSnapshot {
-            guard Measure.now() < deadline else { return false }
+            guard MonotonicClock.nanoseconds() < deadline else { return false }
             usleep(2_000)
         }
         return true

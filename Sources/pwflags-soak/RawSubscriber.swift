@@ -2,6 +2,7 @@ import FlagsCore
 import Foundation
 import PWFlagsTestKit
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -115,11 +116,8 @@ final class RawSubscriber: SoakSubscriber {
 
     private func run() {
         var random = SplitMix64(seed: seed)
-        let client: LineClient
-        do {
-            client = try LineClient(path: socketPath)
-        } catch {
-            tally.fail(.subscriber, "\(name): cannot connect: \(error)")
+        guard let client = tally.connection(.subscriber, prefix: "\(name): ", { try LineClient(path: socketPath) })
+        else {
             ready.signal()
             return
         }
@@ -133,18 +131,19 @@ final class RawSubscriber: SoakSubscriber {
         ready.signal()
         // Half of them unlisten and listen again on the same connection now and then.
         let resubscribes = Bool.random(using: &random)
-        var resubscribeAt = Measure.now() + UInt64(Int.random(in: 2...20, using: &random)) * 1_000_000_000
+        var resubscribeAt =
+            MonotonicClock.nanoseconds() + UInt64(Int.random(in: 2...20, using: &random)) * 1_000_000_000
         while !closing.load(ordering: .acquiring) {
             if slow {
                 let pause = Int.random(in: 200...2000, using: &random)
-                let until = Measure.now() + UInt64(pause) * 1_000_000
-                while Measure.now() < until, !closing.load(ordering: .acquiring) { usleep(20_000) }
+                let until = MonotonicClock.nanoseconds() + UInt64(pause) * 1_000_000
+                while MonotonicClock.nanoseconds() < until, !closing.load(ordering: .acquiring) { usleep(20_000) }
             }
             guard readAvailable(client, subscription: &current) else {
                 tally.fail(.subscriber, "\(name): the daemon closed the connection")
                 return
             }
-            if resubscribes, Measure.now() >= resubscribeAt, !closing.load(ordering: .acquiring) {
+            if resubscribes, MonotonicClock.nanoseconds() >= resubscribeAt, !closing.load(ordering: .acquiring) {
                 requestID += 2
                 guard unlisten(client, subscription: &current, id: requestID),
                     let renewed = subscribe(client, id: requestID + 1)
@@ -152,7 +151,8 @@ final class RawSubscriber: SoakSubscriber {
                 current = renewed
                 publish(current)
                 tally.update { $0.resubscribed += 1 }
-                resubscribeAt = Measure.now() + UInt64(Int.random(in: 2...20, using: &random)) * 1_000_000_000
+                resubscribeAt =
+                    MonotonicClock.nanoseconds() + UInt64(Int.random(in: 2...20, using: &random)) * 1_000_000_000
             }
         }
         if Bool.random(using: &random) {
@@ -216,8 +216,8 @@ final class RawSubscriber: SoakSubscriber {
             tally.fail(.subscriber, "\(name): unlisten: \(error)")
             return false
         }
-        let deadline = Measure.now() + 10_000_000_000
-        while Measure.now() < deadline {
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+        while MonotonicClock.nanoseconds() < deadline {
             switch client.nextLine(waiting: 1000) {
             case .line(let text):
                 guard let answer = try? JSONValue(parsing: text), answer["id"]?.integerValue == requestID else {

@@ -1,6 +1,7 @@
 import FlagsCore
 import Foundation
 import PWFlagsTestKit
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -45,7 +46,7 @@ final class Soak {
         churn.start()
 
         // The start figures come after a warm-up, once allocator caches and buffers have reached their size.
-        let begin = Measure.now()
+        let begin = MonotonicClock.nanoseconds()
         let warmUp = min(10, max(1, options.seconds / 10))
         Self.sleep(until: begin + UInt64(warmUp) * 1_000_000_000)
         let start = try churn.paused {
@@ -58,7 +59,7 @@ final class Soak {
         churn.stop()
         changer.stop()
         for getter in getters { getter.stop() }
-        let seconds = Double(Measure.now() - begin) / 1e9
+        let seconds = Double(MonotonicClock.nanoseconds() - begin) / 1e9
         log("load stopped after \(Report.format(seconds)) s; settling")
 
         let final = try finalFlags(control, expected: changer.lastRevision)
@@ -117,9 +118,9 @@ final class Soak {
 
     /// Waits (at most 15 s) for every live subscriber to reach the final flags; returns how many did.
     private func settle(_ subscribers: [any SoakSubscriber], final: FinalFlags) -> Int {
-        let deadline = Measure.now() + 15_000_000_000
+        let deadline = MonotonicClock.nanoseconds() + 15_000_000_000
         var pending = subscribers
-        while !pending.isEmpty, Measure.now() < deadline {
+        while !pending.isEmpty, MonotonicClock.nanoseconds() < deadline {
             pending = pending.filter { $0.difference(from: final) != nil }
             if !pending.isEmpty { usleep(10_000) }
         }
@@ -238,7 +239,7 @@ final class Soak {
 
     private static func sleep(until deadline: UInt64) {
         while true {
-            let now = Measure.now()
+            let now = MonotonicClock.nanoseconds()
             guard now < deadline else { return }
             usleep(UInt32(min(deadline - now, 200_000_000) / 1000))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import PWFlagsTestKit
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -83,8 +84,8 @@ final class SubscriberChurn: Sendable {
     private func run(random: SplitMix64) {
         var random = random
         while !stopping.load(ordering: .acquiring) {
-            let until = Measure.now() + UInt64(Int.random(in: 500...2000, using: &random)) * 1_000_000
-            while Measure.now() < until, !stopping.load(ordering: .acquiring) { usleep(20_000) }
+            let until = MonotonicClock.nanoseconds() + UInt64(Int.random(in: 500...2000, using: &random)) * 1_000_000
+            while MonotonicClock.nanoseconds() < until, !stopping.load(ordering: .acquiring) { usleep(20_000) }
             guard !stopping.load(ordering: .acquiring) else { return }
             paused {
                 let count = live.withLock { $0.count }

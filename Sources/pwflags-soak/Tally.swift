@@ -57,4 +57,16 @@ final class Tally: Sendable {
         }
         if isNew { FileHandle.standardError.write(Data("pwflags-soak: \(failure.rawValue): \(message)\n".utf8)) }
     }
+
+    /// Opens a connection with `connect`, or counts `failure` ("`prefix`cannot connect: …") and returns nil.
+    func connection<Connection>(
+        _ failure: Failure, prefix: String = "", _ connect: () throws -> Connection
+    ) -> Connection? {
+        do {
+            return try connect()
+        } catch {
+            fail(failure, "\(prefix)cannot connect: \(error)")
+            return nil
+        }
+    }
 }

@@ -4,8 +4,8 @@ import Testing
 
 @Suite("Decoding getFeatureFlags replies")
 struct FeatureFlagsDecodingTests {
-    private func decode(_ text: String) throws(PushwooshError) -> FeatureFlagsReply {
-        try FeatureFlagsReply.decode(body: Array(text.utf8))
+    private func decode(_ text: String) throws(PushwooshError) -> FeatureFlagsResponse {
+        try FeatureFlagsResponse.decode(body: Array(text.utf8))
     }
 
     private func unusableStatus(_ text: String) -> Int? {
@@ -118,7 +118,7 @@ struct FeatureFlagsDecodingTests {
     @Test func bodyOverEightMiBIsUnusable() {
         let envelope = Array(#"{"status_code":200,"response":{"flags":[]}}"#.utf8)
         let body = envelope + [UInt8](repeating: UInt8(ascii: " "), count: 8 * 1024 * 1024)
-        #expect(throws: PushwooshError.unusable("reply over 8 MiB")) { try FeatureFlagsReply.decode(body: body) }
+        #expect(throws: PushwooshError.unusable("reply over 8 MiB")) { try FeatureFlagsResponse.decode(body: body) }
     }
 
     @Test func localFileShapeDecodesWithoutAnEnvelope() throws {

@@ -83,6 +83,18 @@ struct PushwooshEndpointTests {
         #expect(PushwooshEndpoint.defaultBase(applicationCode: code) == nil)
     }
 
+    /// The configuration checks codes and renders the default address from the same rule the client calls.
+    @Test(arguments: ["ABCDE-12345", "", "evil.com/x", "a b", "code?", "caf\u{E9}", "\u{FF21}BC"])
+    func configurationAndEndpointAgreeOnCodesAndTheDefaultAddress(code: String) throws {
+        var configuration = Configuration()
+        let problems = ConfigurationParser.parse(
+            text: "[Pushwoosh]\nApplicationCode=\(code)\n", file: "/etc/pwflagsd.conf", into: &configuration)
+        let accepted = !code.isEmpty && problems.isEmpty
+        #expect(accepted == (PushwooshEndpoint.defaultBase(applicationCode: code) != nil))
+        configuration.applicationCode = code
+        #expect(configuration.defaultServerURL == PushwooshEndpoint.defaultBase(applicationCode: code)?.absoluteString)
+    }
+
     @Test(arguments: [
         "https://proxy.example.com/json/1.3/", "http://127.0.0.1:8080/pw/json/1.3/",
     ])

@@ -31,7 +31,7 @@ final class ServerLoop: @unchecked Sendable {
         let action: @Sendable () -> Void
     }
 
-    private enum Phase {
+    enum Phase {
         case running
         case draining(deadline: UInt64)
     }
@@ -40,22 +40,22 @@ final class ServerLoop: @unchecked Sendable {
     private let inbox = Mutex<[Mail]>([])
     private let wake: EventFD
 
-    // Loop thread only.
-    private let epoll: Epoll
-    private let gate: AcceptGate
-    private let router: RequestRouter
-    private let subscriptions = SubscriptionTable()
-    private var limits: ServerLimits
-    private let logger: Logger
+    // Loop thread only (read by the steps in ServerLoop+Connections too).
+    let epoll: Epoll
+    let gate: AcceptGate
+    let router: RequestRouter
+    let subscriptions = SubscriptionTable()
+    var limits: ServerLimits
+    let logger: Logger
     private let heartbeat: Heartbeat?
-    private var snapshot: FlagSnapshot
-    private var connections: [Int32: Connection] = [:]
-    private var nextConnectionID: UInt64 = 1
-    private var phase = Phase.running
-    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    var snapshot: FlagSnapshot
+    var connections: [Int32: Connection] = [:]
+    var nextConnectionID: UInt64 = 1
+    var phase = Phase.running
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
     private let events = Epoll.Buffer(capacity: 256)
     /// A second buffer for `reapHangups`, which waits while the loop still reads `events`.
-    private let hangups = Epoll.Buffer(capacity: 64)
+    let hangups = Epoll.Buffer(capacity: 64)
 
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
@@ -169,7 +169,7 @@ final class ServerLoop: @unchecked Sendable {
         }
     }
 
-    private func beginDraining() {
+    func beginDraining() {
         guard case .running = phase else { return }
         phase = .draining(deadline: Self.now() + Self.drainTimeout)
         gate.stop()
@@ -180,171 +180,9 @@ final class ServerLoop: @unchecked Sendable {
         }
     }
 
-    // MARK: Connections
-
-    private func acceptConnections() {
-        gate.acceptWaiting(maxConnections: limits.maxConnections) {
-            if connections.count >= limits.maxConnections { reapHangups() }
-            guard connections.count < limits.maxConnections, case .running = phase else { return false }
-            return true
-        } open: { fd, peer in
-            let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
-            nextConnectionID += 1
-            connections[fd] = connection
-            updateInterest(connection)
-        }
-    }
-
-    /// At the limit, handles the connections whose peers left since the last wait, without waiting: a peer that
-    /// closed its end right before another connected must not keep its slot from that one.
-    private func reapHangups() {
-        let count = (try? epoll.wait(into: hangups, timeout: 0)) ?? 0
-        for index in 0..<count {
-            let event = hangups[index]
-            guard !event.events.isDisjoint(with: [.readHangup, .hangup, .error]),
-                let connection = connections[event.descriptor]
-            else { continue }
-            handle(event.events, on: connection)
-        }
-    }
-
-    private func handle(_ events: Epoll.Events, on connection: Connection) {
-        if events.contains(.output) {
-            // settle, not only flush: once the output is out, EPOLLOUT must leave the interest (or the loop spins
-            // on a writable socket) and a connection waiting to close must close.
-            settle(connection)
-            guard connections[connection.fd] === connection else { return }
-        }
-        if !events.isDisjoint(with: [.input, .readHangup, .hangup, .error]) {
-            readFrom(connection)
-        }
-    }
-
-    private func readFrom(_ connection: Connection) {
-        let count: Int
-        do {
-            let result = readBuffer.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemError) in try Descriptor.readAvailable(connection.fd, into: buffer) }
-            }
-            guard let read = try result.get() else { return }
-            count = read
-        } catch {
-            closeConnection(connection)
-            return
-        }
-        if count == 0 {
-            // End of input: `echo … | socat` shuts down its writing side and still reads its answers, so the
-            // complete lines are answered and flushed before the close; a half-received line dies here.
-            connection.inputClosed = true
-            processLines(connection)
-            settle(connection)
-            return
-        }
-        readBuffer.withUnsafeBytes { raw in
-            connection.framer.append(UnsafeRawBufferPointer(rebasing: raw[0..<count]))
-        }
-        processLines(connection)
-        settle(connection)
-    }
-
-    /// Answers complete lines until one has to wait or the input runs out.
-    private func processLines(_ connection: Connection) {
-        while !connection.busy, !connection.closeAfterFlush {
-            guard limits.takesRequests(pending: connection.pendingBytes) else {
-                connection.heldBack = true
-                return
-            }
-            switch connection.framer.next() {
-            case .needMore:
-                return
-            case .tooLong:
-                Message.writeError(
-                    id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
-                connection.closeAfterFlush = true
-                logger.warning(
-                    "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
-            case .line(let line):
-                router.route(
-                    line, on: connection, snapshot: snapshot, limits: limits, openConnections: connections.count)
-            }
-        }
-    }
-
-    /// Writes what it can, adjusts the epoll interest, and closes the connection when it is done.
-    private func settle(_ connection: Connection) {
-        guard connections[connection.fd] === connection else { return }
-        flush(connection)
-        guard connections[connection.fd] === connection else { return }
-        if connection.heldBack, limits.takesRequests(pending: connection.pendingBytes) {
-            // The client has read enough: the requests it sent meanwhile are answered now.
-            connection.heldBack = false
-            processLines(connection)
-            flush(connection)
-            guard connections[connection.fd] === connection else { return }
-        }
-        if connection.pendingBytes == 0,
-            connection.closeAfterFlush || ((isDraining || connection.inputClosed) && !connection.busy)
-        {
-            closeConnection(connection)
-            return
-        }
-        updateInterest(connection)
-    }
-
-    private var isDraining: Bool {
-        if case .draining = phase { return true }
-        return false
-    }
-
-    private func flush(_ connection: Connection) {
-        guard connection.sendPending() else {
-            closeConnection(connection)
-            return
-        }
-        let overrun = limits.isOverrun(
-            pending: connection.pendingBytes, flagSetBytes: snapshot.encodedList.count,
-            firstMessage: connection.unsentOfFirstMessage)
-        guard overrun else { return }
-        logger.warning(
-            "closed a connection whose client does not read its output",
-            ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)]
-        )
-        closeConnection(connection)
-    }
-
-    private func updateInterest(_ connection: Connection) {
-        // After the end of input, EPOLLRDHUP would be reported again and again: only a full hangup matters then.
-        var events: Epoll.Events = connection.inputClosed ? .hangup : .readHangup
-        if !connection.busy, !connection.heldBack, !connection.closeAfterFlush, !connection.inputClosed, !isDraining {
-            events.insert(.input)
-        }
-        if connection.pendingBytes > 0 { events.insert(.output) }
-        guard events != connection.interest else { return }
-        do {
-            if connection.interest.isEmpty {
-                try epoll.add(connection.fd, events: events)
-            } else {
-                try epoll.modify(connection.fd, events: events)
-            }
-            connection.interest = events
-        } catch {
-            closeConnection(connection)
-        }
-    }
-
-    private func closeConnection(_ connection: Connection) {
-        guard connections[connection.fd] === connection else { return }
-        connections[connection.fd] = nil
-        subscriptions.remove(connection)
-        epoll.remove(connection.fd)
-        close(connection.fd)
-        // A descriptor is free again: a connection waiting in the backlog may now be accepted.
-        gate.resume()
-    }
-
     // MARK: Answers from the async side, changes of the flag set
 
-    private func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
+    func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
         guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
         if let requestID {

@@ -217,4 +217,3 @@ final class ServerLoop: @unchecked Sendable {
         return Int32(min(UInt64(Int32.max), (deadline - now + 999_999) / 1_000_000))
     }
 }
-

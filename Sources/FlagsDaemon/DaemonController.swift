@@ -1,10 +1,13 @@
-public import FlagsCore
-public import FlagsProtocol
+import FlagsCore
+import FlagsProtocol
 import Foundation
-public import UnixIO
+import UnixIO
 
-/// Carries out the methods that may wait, and knows what `status` reports.
-public final class DaemonController: RequestHandler {
+/// The daemon's side of the requests: carries out the methods that may wait (the network, the disk) on the
+/// stack in effect, and knows what `status` reports beyond the server's own counts.
+///
+/// `RequestRouter` decides which method runs; one method here per control call, called from the async side.
+public final class DaemonController: Sendable {
     private let store: FlagStore
     private let reloader: Reloader
 
@@ -16,7 +19,8 @@ public final class DaemonController: RequestHandler {
     /// The stack `status` reads, without waiting for a reload.
     private var stack: SourceStack { reloader.stacks.current }
 
-    public func status() -> StatusResult {
+    /// The `status` the daemon knows; the router fills in the server's own members (connections, flags).
+    func status() -> StatusResult {
         let stack = self.stack
         let refresherStatus = stack.refresher.status.withLock { $0 }
         let clock = stack.refresher.clock
@@ -43,45 +47,52 @@ public final class DaemonController: RequestHandler {
         return status
     }
 
-    public func expiresAt() -> JSONValue {
+    /// `status.expiresAt`, which `listen` replies and `flagsChanged` notifications carry too.
+    func expiresAt() -> JSONValue {
         let stack = self.stack
         return FlagExpiry.expiresAt(
             local: stack.local, refresher: stack.refresher.status.withLock { $0 }, clock: stack.refresher.clock)
     }
 
-    public func perform(_ call: Call, peer: PeerCredentials) async -> Result<any CallResult, RPCError> {
-        switch call {
-        case .refresh:
-            switch await onActiveStack({ await $0.refresher.refresh() }) {
-            case .success(let fromNetwork):
-                let snapshot = store.current
-                return .success(
-                    FlagListing(revision: snapshot.revision, flags: snapshot.flags.sorted, fromNetwork: fromNetwork))
-            case .failure(let error):
-                return .failure(.refreshFailed(status: error.status, reason: error.reason))
-            }
-        case .setUserId(let requested):
-            return .success(SetUserIdResult(userId: await onActiveStack { await $0.refresher.setUserId(requested) }))
-        case .setAppState(let appState):
-            let started = await onActiveStack { await $0.refresher.setAppState(foreground: appState == .foreground) }
-            return .success(SetAppStateResult(sessionStarted: started))
-        case .pushRegistered:
-            let started = await onActiveStack { await $0.refresher.pushRegistered() }
-            return .success(PushRegisteredResult(refreshStarted: started))
-        case .logImpression(let key):
-            // An impression that was sent (or found a repeat) before a reload stays answered by the old stack.
-            let outcome = await onActiveStack(
-                { await $0.impressions.logImpression(key: key) },
-                again: { if case .failed = $0 { true } else { false } })
-            return .success(outcome.result)
-        case .reload:
-            switch await reloader.reload() {
-            case .success: return .success(EmptyResult())
-            case .failure(let errors):
-                return .failure(.invalidConfiguration(problems: errors.problems.map(\.description)))
-            }
-        case .get, .getAll, .isEnabled, .listen, .unlisten, .status:
-            return .failure(.internalError("\(call.method) is answered by the socket server"))
+    /// `refresh`: fetches now and answers with the flags in effect after it.
+    func refresh() async -> Result<any CallResult, RPCError> {
+        switch await onActiveStack({ await $0.refresher.refresh() }) {
+        case .success(let fromNetwork):
+            let snapshot = store.current
+            return .success(
+                FlagListing(revision: snapshot.revision, flags: snapshot.flags.sorted, fromNetwork: fromNetwork))
+        case .failure(let error):
+            return .failure(.refreshFailed(status: error.status, reason: error.reason))
+        }
+    }
+
+    func setUserId(_ requested: String) async -> Result<any CallResult, RPCError> {
+        .success(SetUserIdResult(userId: await onActiveStack { await $0.refresher.setUserId(requested) }))
+    }
+
+    func setAppState(_ appState: Call.AppState) async -> Result<any CallResult, RPCError> {
+        let started = await onActiveStack { await $0.refresher.setAppState(foreground: appState == .foreground) }
+        return .success(SetAppStateResult(sessionStarted: started))
+    }
+
+    func pushRegistered() async -> Result<any CallResult, RPCError> {
+        let started = await onActiveStack { await $0.refresher.pushRegistered() }
+        return .success(PushRegisteredResult(refreshStarted: started))
+    }
+
+    func logImpression(key: String) async -> Result<any CallResult, RPCError> {
+        // An impression that was sent (or found a repeat) before a reload stays answered by the old stack.
+        let outcome = await onActiveStack(
+            { await $0.impressions.logImpression(key: key) },
+            again: { if case .failed = $0 { true } else { false } })
+        return .success(outcome.result)
+    }
+
+    func reload() async -> Result<any CallResult, RPCError> {
+        switch await reloader.reload() {
+        case .success: return .success(EmptyResult())
+        case .failure(let errors):
+            return .failure(.invalidConfiguration(problems: errors.problems.map(\.description)))
         }
     }
 

@@ -5,29 +5,27 @@ public import UnixIO
 /// for requests that may wait.
 public final class SocketServer: Service {
     private let loop: ServerLoop
-    private let work: AsyncStream<ServerLoop.Work>
-    private let workSink: AsyncStream<ServerLoop.Work>.Continuation
-    private let handler: any RequestHandler
+    private let work: AsyncStream<RequestRouter.Work>
+    private let workSink: AsyncStream<RequestRouter.Work>.Continuation
 
     /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
     public init(
         listenFD: Int32,
         store: FlagStore,
-        handler: any RequestHandler,
+        handler: DaemonController,
         limits: ServerLimits,
         access: AccessPolicy,
         logger: Logger,
         heartbeat: (interval: Duration, action: @Sendable () -> Void)? = nil
     ) throws(SystemError) {
         // Each connection has at most one request in flight, so the stream is bounded by MaxConnections.
-        let (work, workSink) = AsyncStream<ServerLoop.Work>.makeStream(bufferingPolicy: .unbounded)
+        let (work, workSink) = AsyncStream<RequestRouter.Work>.makeStream(bufferingPolicy: .unbounded)
         self.work = work
         self.workSink = workSink
-        self.handler = handler
         self.loop = try ServerLoop(
             listenFD: listenFD,
             store: store,
-            handler: handler,
+            controller: handler,
             limits: limits,
             access: access,
             logger: logger,
@@ -39,7 +37,6 @@ public final class SocketServer: Service {
     /// Serves until `shutdown()`: then stops accepting, answers the lines already received, flushes, and returns.
     public func run() async {
         let loop = self.loop
-        let handler = self.handler
         let workSink = self.workSink
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -56,7 +53,7 @@ public final class SocketServer: Service {
                 }
                 for await item in work {
                     group.addTask {
-                        let result = await handler.perform(item.call, peer: item.peer)
+                        let result = await item.perform()
                         loop.post(.completion(connection: item.connection, requestID: item.requestID, result: result))
                     }
                 }

@@ -1,0 +1,33 @@
+import FlagsCore
+import FlagsProtocol
+
+extension Connection {
+    /// Writes the `FlagListing` of `getAll` and `listen` from the snapshot's encodings. Every flag: the
+    /// snapshot's shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
+    func writeListing(
+        id: RequestID, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<FlagKey>? = nil,
+        snapshot: FlagSnapshot
+    ) {
+        Message.writeResultPrefix(id: id, to: &output)
+        FlagListing.writeHead(
+            revision: snapshot.revision, listen: subscription.map { ($0.id, $0.expiresAt) }, to: &output)
+        if let keys {
+            output.append(UInt8(ascii: "["))
+            var first = true
+            for key in keys.sorted() {
+                guard let encoded = snapshot.encoded[key] else { continue }
+                if !first { output.append(UInt8(ascii: ",")) }
+                first = false
+                output.append(contentsOf: encoded)
+            }
+            output.append(UInt8(ascii: "]"))
+        } else if snapshot.encodedList.count < 4096 {
+            output.append(
+                contentsOf: UnsafeRawBufferPointer(start: snapshot.encodedList.base, count: snapshot.encodedList.count))
+        } else {
+            append(shared: snapshot.encodedList)
+        }
+        FlagListing.writeTail(fromNetwork: nil, to: &output)
+        output.append(contentsOf: Message.resultSuffix)
+    }
+}

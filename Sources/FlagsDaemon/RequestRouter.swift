@@ -1,0 +1,155 @@
+import FlagsCore
+import FlagsProtocol
+import UnixIO
+
+/// Turns each request line into its answer: decodes it once (the fast scanner, else the general decoder),
+/// checks access, and switches on the `Call` once.
+///
+/// Reads of the flag set are answered at once from the loop's snapshot; the methods that may wait (the network,
+/// the disk) leave as `Work` for the async side, which carries them out through `DaemonController`. Owned by the
+/// server loop's thread, as the connections are.
+final class RequestRouter {
+    /// A request handed to the async side because it may wait.
+    struct Work: Sendable {
+        let connection: UInt64
+        /// The id as the request sent it, owning its bytes.
+        let requestID: RequestID?
+        let perform: @Sendable () async -> Result<any CallResult, RPCError>
+    }
+
+    /// `ControlGroups` as last configured.
+    var access: AccessPolicy
+    private let controller: DaemonController
+    private let subscriptions: SubscriptionTable
+    private let logger: Logger
+    private let submit: @Sendable (Work) -> Void
+    private var refusedCalls = LogThrottle()
+
+    init(
+        access: AccessPolicy, controller: DaemonController, subscriptions: SubscriptionTable, logger: Logger,
+        submit: @escaping @Sendable (Work) -> Void
+    ) {
+        self.access = access
+        self.controller = controller
+        self.subscriptions = subscriptions
+        self.logger = logger
+        self.submit = submit
+    }
+
+    /// `status.expiresAt`, which `listen` replies and `flagsChanged` notifications carry too.
+    func expiresAt() -> JSONValue { controller.expiresAt() }
+
+    /// Answers one request line on `connection`, or hands it to the async side (then the connection is busy).
+    func route(
+        _ line: ArraySlice<UInt8>, on connection: Connection, snapshot: FlagSnapshot, limits: ServerLimits,
+        openConnections: Int
+    ) {
+        if let fast = FastRequest.scan(line) {
+            answer(fast, on: connection, snapshot: snapshot)
+            return
+        }
+        let request: Request
+        switch Request.decode(line) {
+        case .failure(let failure):
+            if let id = RequestID(echoing: failure.id, in: line) {
+                Message.writeError(id: id, error: failure.error, to: &connection.output)
+            }
+            return
+        case .success(let decoded):
+            request = decoded
+        }
+        // The id's text as sent, not the parsed number printed back (9007199254740993 is not a Double).
+        let requestID = RequestID(echoing: request.id, in: line)
+        let call: Call
+        do {
+            call = try Call(method: request.method, params: request.params)
+        } catch {
+            if let id = requestID { Message.writeError(id: id, error: error, to: &connection.output) }
+            return
+        }
+        if let refusal = permissionError(for: call, on: connection) {
+            noteRefusedCall(call, on: connection)
+            if let id = requestID { Message.writeError(id: id, error: refusal, to: &connection.output) }
+            return
+        }
+        let controller = self.controller
+        switch call {
+        case .get(let key):
+            guard let id = requestID else { return }
+            answer(.get(id: id.text, key: key), on: connection, snapshot: snapshot)
+        case .isEnabled(let key, let fallback):
+            guard let id = requestID else { return }
+            answer(.isEnabled(id: id.text, key: key, default: fallback), on: connection, snapshot: snapshot)
+        case .getAll:
+            guard let id = requestID else { return }
+            connection.writeListing(id: id, subscription: nil, snapshot: snapshot)
+        case .listen(let keys):
+            subscriptions.listen(
+                connection, keys: keys, requestID: requestID, limits: limits, snapshot: snapshot,
+                expiresAt: controller.expiresAt)
+        case .unlisten(let subscription):
+            subscriptions.unlisten(connection, subscription: subscription, requestID: requestID)
+        case .status:
+            guard let id = requestID else { return }
+            var status = controller.status()
+            status.flags = snapshot.flags.count
+            status.revision = snapshot.revision
+            status.connections = openConnections
+            status.subscriptions = subscriptions.count
+            Message.writeResult(id: id, result: status, to: &connection.output)
+        case .refresh:
+            hand(connection, requestID) { await controller.refresh() }
+        case .logImpression(let key):
+            hand(connection, requestID) { await controller.logImpression(key: key) }
+        case .setUserId(let requested):
+            hand(connection, requestID) { await controller.setUserId(requested) }
+        case .setAppState(let appState):
+            hand(connection, requestID) { await controller.setAppState(appState) }
+        case .pushRegistered:
+            hand(connection, requestID) { await controller.pushRegistered() }
+        case .reload:
+            hand(connection, requestID) { await controller.reload() }
+        }
+    }
+
+    /// Answers a request the fast scanner recognised, from the snapshot's encoded flags.
+    private func answer(_ request: FastRequest, on connection: Connection, snapshot: FlagSnapshot) {
+        switch request {
+        case .get(let id, let key):
+            GetResult.writeLine(id: id, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output)
+        case .isEnabled(let id, let key, let fallback):
+            let flag = snapshot.flags[key]
+            IsEnabledResult.writeLine(
+                id: id, enabled: flag?.isEnabled ?? fallback, found: flag != nil, to: &connection.output)
+        case .getAll(let id):
+            connection.writeListing(id: RequestID(text: id), subscription: nil, snapshot: snapshot)
+        }
+    }
+
+    /// Hands a method that may wait to the async side; the connection's later lines wait for its answer.
+    private func hand(
+        _ connection: Connection, _ requestID: RequestID?,
+        _ perform: @escaping @Sendable () async -> Result<any CallResult, RPCError>
+    ) {
+        connection.busy = true
+        submit(Work(connection: connection.id, requestID: requestID?.detached, perform: perform))
+    }
+
+    private func permissionError(for call: Call, on connection: Connection) -> RPCError? {
+        if case .reload = call {
+            return access.isPrivileged(connection.peer) ? nil : .notPermitted(call.method)
+        }
+        guard call.isControl else { return nil }
+        let allowed = access.mayControl(connection.peer) { connection.supplementaryGroups }
+        return allowed ? nil : .notPermitted(call.method)
+    }
+
+    /// Logs refused control calls (-32001) at most once a second, as refused connections are.
+    private func noteRefusedCall(_ call: Call, on connection: Connection) {
+        guard let count = refusedCalls.record(now: ServerLoop.now()) else { return }
+        logger.notice(
+            "refused a control method",
+            ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)]
+        )
+    }
+}

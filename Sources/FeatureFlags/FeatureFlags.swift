@@ -5,7 +5,7 @@ public import Foundation
 ///
 /// Reads (`get`, `isEnabled`) answer from an in-process mirror that one `listen` subscription keeps current:
 /// they never wait for the daemon or the network (R3), and cost a lock and a dictionary lookup. A background
-/// thread, started by `init`, owns the subscription; it reconnects with capped backoff when the daemon
+/// thread, started on the instance's first use (or by `start()`), owns the subscription; it reconnects with capped backoff when the daemon
 /// restarts, reconciles the mirror and tells listeners when anything changed meanwhile. While it cannot reach
 /// the daemon the mirror keeps its flags, but never past their age (R15).
 ///
@@ -18,27 +18,43 @@ public final class FeatureFlags: Sendable {
 
     /// The daemon's socket.
     public let socketPath: String
-    let store: MirrorStore
-    let commands: CommandChannel
+    private let mirror: MirrorStore
+    private let channel: CommandChannel
     private let subscriber: Subscriber
 
-    /// Starts mirroring the daemon listening on `socketPath`.
+    /// The mirror; every use of the instance goes through it or `commands`, which start the subscription.
+    var store: MirrorStore {
+        subscriber.start()
+        return mirror
+    }
+
+    /// The command connection; reaching it starts the subscription as well.
+    var commands: CommandChannel {
+        subscriber.start()
+        return channel
+    }
+
+    /// An instance for the daemon listening on `socketPath`; it starts mirroring on its first use.
     public convenience init(socketPath: String) {
         self.init(socketPath: socketPath, timing: .standard)
     }
 
     init(socketPath: String, timing: MirrorTiming) {
         self.socketPath = socketPath
-        store = MirrorStore()
-        commands = CommandChannel(socketPath: socketPath)
-        subscriber = Subscriber(socketPath: socketPath, store: store, timing: timing)
-        subscriber.start()
+        mirror = MirrorStore()
+        channel = CommandChannel(socketPath: socketPath)
+        subscriber = Subscriber(socketPath: socketPath, store: mirror, timing: timing)
     }
 
     deinit {
         // Not waiting: deinit may run anywhere, and the thread ends on its own once woken.
         subscriber.stop(waiting: false)
-        store.finish()
+        mirror.finish()
+    }
+
+    /// Starts mirroring now, so that the flags may be there by the first read; any other call starts it too.
+    public func start() {
+        subscriber.start()
     }
 
     /// Ends the subscription and its thread, finishes the update streams; reads keep the last flags.
@@ -47,9 +63,9 @@ public final class FeatureFlags: Sendable {
     /// a program that calls it before exiting loses none.
     public func stop() {
         subscriber.stop(waiting: true)
-        store.finish()
-        commands.queue.sync {}
-        commands.close()
+        mirror.finish()
+        channel.queue.sync {}
+        channel.close()
     }
 
     /// The flag for `key`, or nil before the first snapshot and when the daemon has no such flag (R3).

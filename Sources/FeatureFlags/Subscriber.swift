@@ -2,6 +2,7 @@ import Dispatch
 import FlagsCore
 import FlagsProtocol
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,8 @@ import Foundation
 /// exponential backoff whenever the daemon goes away.
 ///
 /// A plain thread with blocking reads rather than a task: it needs no executor of the host program, and a
-/// blocked read costs nothing. `stop()` wakes it by shutting its socket down.
+/// blocked read costs nothing. `stop()` wakes it by shutting its socket down. `start()` starts it, once; the
+/// owner calls it on first use rather than in its `init`.
 final class Subscriber: Sendable {
     let socketPath: String
     private let store: MirrorStore
@@ -23,8 +25,12 @@ final class Subscriber: Sendable {
     /// Wakes the backoff wait on `stop()`.
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    /// Set once `start()` has nothing more to do (it started the thread, or `stop()` came first): the reads that
+    /// call `start()` then pay one atomic load, not a lock.
+    private let settled = Atomic<Bool>(false)
 
     private struct Control {
+        var started = false
         var stopping = false
         /// The socket of the open subscription, for `stop()` to shut down; only set while the connection lives.
         var descriptor: Int32?
@@ -36,8 +42,15 @@ final class Subscriber: Sendable {
         self.timing = timing
     }
 
-    /// Starts the thread.
+    /// Starts the thread, unless it was started or stopped before.
     func start() {
+        guard !settled.load(ordering: .acquiring) else { return }
+        let begin = withControl { control in
+            defer { control.started = true }
+            return !control.started && !control.stopping
+        }
+        settled.store(true, ordering: .releasing)
+        guard begin else { return }
         let thread = Thread { [self] in
             run()
             finished.signal()
@@ -48,15 +61,16 @@ final class Subscriber: Sendable {
 
     /// Asks the thread to end; with `waiting`, returns once it has (at most a few seconds).
     func stop(waiting: Bool) {
-        let first = withControl { control in
-            guard !control.stopping else { return false }
+        let (first, started) = withControl { control in
+            guard !control.stopping else { return (false, control.started) }
             control.stopping = true
             // Under the lock: the thread clears `descriptor` under it before closing the socket, so this
             // never shuts down a descriptor number that was reused meanwhile.
             if let descriptor = control.descriptor { shutdown(descriptor, Int32(SHUT_RDWR)) }
-            return true
+            return (true, control.started)
         }
-        guard first else { return }
+        settled.store(true, ordering: .releasing)
+        guard first, started else { return }
         wake.signal()
         if waiting { _ = finished.wait(timeout: .now() + .seconds(5)) }
     }

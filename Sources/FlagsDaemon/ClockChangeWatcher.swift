@@ -10,14 +10,16 @@ import UnixIO
 ///
 /// The timer is made at start, before the daemon says it is ready, so that its descriptor is part of the
 /// daemon's steady set from the first moment; `run` closes it when it returns.
-final class ClockChangeWatcher: Sendable {
+final class ClockChangeWatcher: Service {
     /// How far ahead the timer is armed; should the wall clock ever reach it, it is armed again.
     static let horizon = 10 * 365 * 86400
 
     private let timer: TimerFD
+    private let onChange: @Sendable () async -> Void
 
-    /// Makes and arms the timer; throws when it cannot (a kernel without `timerfd`).
-    init() throws(SystemError) {
+    /// Makes and arms the timer, for `run()` to call `onChange` after each change; throws when it cannot (a
+    /// kernel without `timerfd`).
+    init(onChange: @escaping @Sendable () async -> Void = {}) throws(SystemError) {
         let timer = try TimerFD()
         do {
             try Self.arm(timer)
@@ -26,6 +28,12 @@ final class ClockChangeWatcher: Sendable {
             throw error
         }
         self.timer = timer
+        self.onChange = onChange
+    }
+
+    /// Calls the `onChange` given at init after each change, one at a time, until cancelled.
+    func run() async {
+        await run(onChange: onChange)
     }
 
     /// Calls `onChange` after each change, one at a time, until cancelled.

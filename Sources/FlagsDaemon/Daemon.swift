@@ -79,22 +79,19 @@ public final class Daemon: Sendable {
             "pwflagsd \(PWFlagsVersion.current) serving",
             ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status.line()]
         )
-        let clockWatcher = makeClockWatcher()
+        let clockWatcher = makeClockWatcher {
+            await reloader.stacks.current.refresher.wallClockChanged()
+            status.update()
+        }
         Systemd.notifyReady(status: status.line())
-        // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
-        await reloader.start(server: server)
+        await reloader.use(server: server)
 
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await server.run() }
-            group.addTask { await status.run() }
-            if let clockWatcher {
-                group.addTask {
-                    await clockWatcher.run {
-                        await reloader.stacks.current.refresher.wallClockChanged()
-                        status.update()
-                    }
-                }
-            }
+        // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
+        // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
+        // requests to Pushwoosh are not worth waiting for at shutdown, their callers get status 0 at once, and
+        // then the server answers the lines it holds. The status updates and the clock watcher stop last.
+        let services: [any Service] = [server, reloader, status] + (clockWatcher.map { [$0] } ?? [])
+        await ServiceGroup(services).run {
             for await number in signals {
                 if number == SIGHUP {
                     logger.notice("SIGHUP: reloading the configuration")
@@ -106,12 +103,6 @@ public final class Daemon: Sendable {
                 break
             }
             Systemd.notifyStopping()
-            server.shutdown()
-            // Requests to Pushwoosh are not worth waiting for at shutdown: their callers get status 0 now.
-            await reloader.stop()
-            // The server drains first; the status updates stop after it (reverse start order).
-            await group.next()
-            group.cancelAll()
         }
         if let ownedPath { unlink(ownedPath) }
         logger.info("stopped")
@@ -119,9 +110,9 @@ public final class Daemon: Sendable {
 
     /// The watcher of wall-clock changes (and resumes), which tells the current source and republishes the
     /// status line; nil, with a warning, when the kernel has no `timerfd`.
-    private func makeClockWatcher() -> ClockChangeWatcher? {
+    private func makeClockWatcher(onChange: @escaping @Sendable () async -> Void) -> ClockChangeWatcher? {
         do {
-            return try ClockChangeWatcher()
+            return try ClockChangeWatcher(onChange: onChange)
         } catch {
             logger.warning("cannot watch for wall-clock changes; status times may lag until the next refresh: \(error)")
             return nil

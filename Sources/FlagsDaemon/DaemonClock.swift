@@ -14,8 +14,8 @@ protocol DaemonClock: Sendable {
     func bootNow() -> Double
     /// Unix seconds on the wall clock.
     func wallNow() -> Double
-    /// Sleeps for `seconds` or until cancelled.
-    func sleep(seconds: Double) async
+    /// Sleeps until the boot clock reads `deadline`, or until the task is cancelled.
+    func sleep(until deadline: Double) async
 }
 
 /// The machine's clocks.
@@ -28,7 +28,9 @@ struct SystemClock: DaemonClock {
 
     func wallNow() -> Double { Date().timeIntervalSince1970 }
 
-    func sleep(seconds: Double) async {
-        try? await Task.sleep(for: .seconds(max(0, seconds)))
+    /// `Task.sleep` runs on ContinuousClock, which on Linux is CLOCK_BOOTTIME (libdispatch arms its timer on
+    /// that clock), so a sleep ends on time across a suspend.
+    func sleep(until deadline: Double) async {
+        try? await Task.sleep(for: .seconds(max(0, deadline - bootNow())))
     }
 }

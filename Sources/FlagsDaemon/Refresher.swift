@@ -16,6 +16,16 @@ actor Refresher {
         case superseded
     }
 
+    /// Where the refresher is: it sends one request at a time, and once retired it sends and writes nothing.
+    enum Phase {
+        /// No request in flight.
+        case idle
+        /// A request for the user of `generation` is in flight; every trigger meanwhile shares `task` (R10).
+        case fetching(generation: Int, task: Task<FetchResult, Never>)
+        /// A reload replaced this refresher, or the daemon stops: nothing more is sent or written.
+        case retired
+    }
+
     private let fetcher: any FlagFetcher
     private let store: FlagStore
     private let stateDirectory: StateDirectory
@@ -31,7 +41,7 @@ actor Refresher {
     private var userId: String
     /// Grows with every user change, so that an answer for the previous user is recognised and dropped.
     private var generation = 0
-    private var inFlight: (generation: Int, task: Task<FetchResult, Never>)?
+    private var phase = Phase.idle
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     private var wallOffset: Double
     /// The disk cache and its fetch time on both clocks.
@@ -40,10 +50,8 @@ actor Refresher {
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
     private var cacheError: (reason: String, at: Double)?
-    private var wakeup: CheckedContinuation<Void, Never>?
-    private var timer: Task<Void, Never>?
-    /// Set when a reload replaced this refresher (or at shutdown): it sends and writes nothing more.
-    private var retired = false
+    /// Ends the loop's sleep when a call changed what the policy waits for.
+    private let wakes = WakeSignal()
 
     /// The status fields, readable without waiting on the actor.
     nonisolated let status: Mutex<RefresherStatus>
@@ -102,22 +110,20 @@ actor Refresher {
         publish()
     }
 
-    /// Runs the automatic refreshes until cancelled.
+    /// Runs the automatic refreshes until cancelled: look at the policy, sleep until its next wake, again.
     func run() async {
-        await withTaskCancellationHandler {
-            while !Task.isCancelled {
-                await tick()
-                guard !Task.isCancelled else { break }
-                await waitUntil(policy.nextWake(now: clock.bootNow()))
-            }
-        } onCancel: {
-            Task { await self.wake() }
+        while !Task.isCancelled {
+            // A call that changes the policy during the tick is seen by the tick or by the deadline after it.
+            wakes.clear()
+            await tick()
+            guard !Task.isCancelled else { break }
+            await sleep(until: policy.nextWake(now: clock.bootNow()))
         }
     }
 
     /// One look at the policy: expiry, a new session, an automatic request. Internal for the tests' clock.
     func tick() async {
-        guard !retired else { return }
+        guard !isRetired else { return }
         let now = clock.bootNow()
         let due = policy.due(now: now)
         if due.sessionStarted {
@@ -140,29 +146,32 @@ actor Refresher {
         _ = await fetch(automatic: true)
     }
 
-    private func waitUntil(_ deadline: Double?) async {
-        await withCheckedContinuation { continuation in
-            wakeup = continuation
-            // Deadlines are on the boot clock. `Task.sleep` runs on ContinuousClock, which on Linux is
-            // CLOCK_BOOTTIME (libdispatch arms its timer on that clock), so a sleep ends on time across a suspend;
-            // a resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute
-            // only bounds the damage should either ever differ; it is not a clock poll (no wall clock is read).
-            let delay = min(60, max(0, (deadline ?? .infinity) - clock.bootNow()))
-            let clock = self.clock
-            timer = Task {
-                await clock.sleep(seconds: delay)
-                guard !Task.isCancelled else { return }
-                self.wake()
-            }
+    /// One sleep on the boot clock until `deadline`, ended early by a wake signal or by cancellation.
+    ///
+    /// A resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute only
+    /// bounds the damage should the sleep's clock and the boot clock ever differ; it is not a clock poll (no wall
+    /// clock is read).
+    private func sleep(until deadline: Double?) async {
+        let until = min(deadline ?? .infinity, clock.bootNow() + 60)
+        let clock = self.clock
+        let wakes = self.wakes
+        // Structured: both waits end with this call, and cancelling `run()` cancels them.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await clock.sleep(until: until) }
+            group.addTask { await wakes.wait() }
+            await group.next()
+            group.cancelAll()
         }
     }
 
-    /// Ends the current wait so that the loop looks at the policy again.
+    /// Ends the current sleep so that the loop looks at the policy again.
     private func wake() {
-        timer?.cancel()
-        timer = nil
-        wakeup?.resume()
-        wakeup = nil
+        wakes.signal()
+    }
+
+    private var isRetired: Bool {
+        if case .retired = phase { return true }
+        return false
     }
 
     // MARK: Requests
@@ -171,32 +180,37 @@ actor Refresher {
     /// A request a caller prompts waits for the policy's spacing (one a second), and everyone who asks in the
     /// meantime shares it.
     private func fetch(automatic: Bool) async -> FetchResult {
-        if let inFlight, inFlight.generation == generation { return await inFlight.task.value }
+        switch phase {
+        case .retired: return .failed(Self.retiredError)
+        case .fetching(let generation, let task) where generation == self.generation: return await task.value
+        case .idle, .fetching: break
+        }
         let now = clock.bootNow()
         let delay = automatic ? 0 : policy.earliestCallerRequest(now: now) - now
+        // Unstructured because callers share it: the one who started it may go while others still wait on it.
         let task = Task { await self.performFetch(automatic: automatic, after: delay) }
-        inFlight = (generation, task)
+        phase = .fetching(generation: generation, task: task)
         return await task.value
     }
 
     private func performFetch(automatic: Bool, after delay: Double) async -> FetchResult {
         if delay > 0 {
             let generation = self.generation
-            await clock.sleep(seconds: delay)
+            await clock.sleep(until: clock.bootNow() + delay)
             guard generation == self.generation else { return .superseded }
             if Task.isCancelled { return .failed(.notSent("the daemon is stopping")) }
         }
-        guard !retired else { return .failed(Self.retiredError) }
+        guard !isRetired else { return .failed(Self.retiredError) }
         policy.requestStarted(now: clock.bootNow())
         publish()
         let generation = self.generation
         let result = await fetcher.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
         // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
-        guard !retired else { return .failed(Self.retiredError) }
+        guard !isRetired else { return .failed(Self.retiredError) }
         // Done in the same actor turn as the update: a trigger that comes after this answer sends its own
         // request instead of sharing one that is no longer in flight (R10, R12).
-        inFlight = nil
+        phase = .idle
         let now = clock.bootNow()
         switch result {
         case .success(let response):
@@ -264,7 +278,7 @@ actor Refresher {
     /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns.
     func setUserId(_ requested: String) -> String {
         // The caller carries it out again on the stack that replaced this one.
-        guard !retired else { return userId }
+        guard !isRetired else { return userId }
         let newUserId = requested.isEmpty ? defaultUserId : requested
         do {
             if requested.isEmpty {
@@ -278,8 +292,8 @@ actor Refresher {
         guard newUserId != userId else { return userId }
         userId = newUserId
         generation += 1
-        inFlight?.task.cancel()
-        inFlight = nil
+        if case .fetching(_, let task) = phase { task.cancel() }
+        phase = .idle
         if fetcher.persists {
             store.replace(with: FlagSet())
             removeCache()
@@ -319,18 +333,13 @@ actor Refresher {
         wake()
     }
 
-    /// Shutdown: the request in flight is cancelled (its callers get status 0) so that stopping never waits
-    /// for a slow server.
-    func shutdown() {
-        inFlight?.task.cancel()
-        wake()
-    }
-
-    /// A reload replaced this refresher, or the daemon stops: cancels what is in flight, and from now on nothing
-    /// is sent and nothing is written (store, disk cache, user id), not even for a reply already on its way.
+    /// A reload replaced this refresher, or the daemon stops: cancels what is in flight (its callers get status
+    /// 0, so that stopping never waits for a slow server), and from now on nothing is sent and nothing is written
+    /// (store, disk cache, user id), not even for a reply already on its way.
     func retire() {
-        retired = true
-        shutdown()
+        if case .fetching(_, let task) = phase { task.cancel() }
+        phase = .retired
+        wake()
     }
 
     private static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
@@ -344,7 +353,7 @@ actor Refresher {
     /// on the boot clock, but the log says by how much the wall clock moved, the disk cache's wall fetch time is
     /// made right for the next start, a provisional cache is judged again, and the loop looks at its deadlines.
     func wallClockChanged() {
-        guard !retired else { return }
+        guard !isRetired else { return }
         let boot = clock.bootNow()
         let wall = clock.wallNow()
         let jump = (wall - boot) - wallOffset

@@ -5,7 +5,16 @@ import FlagsCore
 /// Reloads run one at a time through a `ReloadQueue`. A reload that changes where flags come from or for whom
 /// swaps the stack atomically: control calls wait at the `StackGate`, the old stack is retired (it sends and
 /// writes nothing more), and the new one serves what a restart would serve before any call reaches it.
-actor Reloader {
+///
+/// `run()` runs the current stack's timers as its child task; a swap ends that child (cancels it and waits for
+/// it) and starts the new stack's, so no stack's timers outlive it and none is kept in a stored `Task`.
+actor Reloader: Service {
+    /// A new stack for `run()` to put in place of the running one; `done` resumes once it serves.
+    private struct Swap: Sendable {
+        let stack: SourceStack
+        let done: CheckedContinuation<Void, Never>
+    }
+
     /// Re-reads the configuration files and the command line as at startup.
     typealias Load = @Sendable () -> Result<Configuration, ConfigurationErrors>
 
@@ -15,7 +24,7 @@ actor Reloader {
     private let stateDirectory: StateDirectory
     private let logger: Logger
     private let queue = ReloadQueue<Result<Void, ConfigurationErrors>>()
-    private var runner: Task<Void, Never>?
+    private let swaps = AsyncStream.makeStream(of: Swap.self)
     private var server: SocketServer?
     /// Set at shutdown: a reload still queued then changes nothing.
     private var stopped = false
@@ -51,24 +60,49 @@ actor Reloader {
         await stacks.current.start()
     }
 
-    /// Starts the first stack's timers.
-    func start(server: SocketServer) async {
+    /// The server whose limits and access policy a reload updates.
+    func use(server: SocketServer) {
         self.server = server
-        let stack = stacks.current
-        // An unstructured task because a reload replaces it; `stop()` cancels and awaits it.
-        runner = Task { await stack.run() }
     }
 
-    /// Stops the current stack at shutdown, after a reload that is running.
-    func stop() async {
+    /// Runs the current stack's timers and file watch until cancelled, replacing them at every swap.
+    func run() async {
+        var stack = stacks.current
+        let swaps = self.swaps.stream
+        while true {
+            let running = stack
+            // The group ends when both children have: the old stack's run is over before the new one starts.
+            let swap = await withTaskGroup(of: Swap?.self) { group in
+                group.addTask {
+                    await running.run()
+                    return nil
+                }
+                group.addTask {
+                    // One iterator at a time: the previous one ended with its group.
+                    for await swap in swaps { return swap }
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            // Nil: cancelled (the stack's run only returns then), so the daemon is stopping.
+            guard let swap else { return }
+            await swap.stack.start()
+            stacks.open(with: swap.stack)
+            swap.done.resume()
+            stack = swap.stack
+        }
+    }
+
+    /// Graceful shutdown: waits for a reload that is running, then retires the current stack (what is in flight
+    /// is cancelled, nothing more is sent or written). Cancelling `run()` then ends its timers.
+    func shutdownGracefully() async {
         stopped = true
         // Queued behind a running reload, this finds `stopped` set and does nothing: once it returns, no reload
         // runs and none will.
         _ = await queue.run { await self.apply() }
         await stacks.current.retire()
-        runner?.cancel()
-        await runner?.value
-        runner = nil
     }
 
     /// Re-reads the configuration and applies it; a broken one changes nothing and returns every problem.
@@ -128,8 +162,6 @@ actor Reloader {
         stacks.close()
         let old = stacks.current
         await old.retire()
-        runner?.cancel()
-        await runner?.value
         // Built after the old stack is retired: it reads the user id the old one can no longer change.
         let stack = SourceStack(
             configuration: configuration, environment: environment, store: store,
@@ -137,9 +169,9 @@ actor Reloader {
         if stack.identity != old.identity {
             logger.notice("the flag source changed; flags of the previous one are no longer served (R7)")
         }
-        await stack.start()
-        stacks.open(with: stack)
-        runner = Task { await stack.run() }
+        // `run()` ends the old stack's run, starts this one (it then serves what a restart would), opens the
+        // gate and runs its timers.
+        await withCheckedContinuation { swaps.continuation.yield(Swap(stack: stack, done: $0)) }
     }
 
     /// True when flags come from somewhere else or for someone else after the reload.

@@ -1,4 +1,23 @@
-/// A long-running part of the daemon: `run()` returns when the service has shut down.
+/// A long-running part of the daemon, run by a `ServiceGroup`.
+///
+/// Graceful shutdown is kept apart from cancellation: `shutdownGracefully()` asks the service to stop taking new
+/// work (and to cut what is not worth waiting for); a service whose `run()` then finishes its in-flight work,
+/// flushes and returns says so with `returnsAfterGracefulShutdown`. Cancellation comes after, and ends the rest.
 public protocol Service: Sendable {
+    /// Runs the service; returns when it has shut down, or when cancelled.
     func run() async throws
+
+    /// Asks for a graceful shutdown; returns once the service takes no new work.
+    func shutdownGracefully() async
+
+    /// True when `run()` returns by itself after `shutdownGracefully()`, once what was in flight is done;
+    /// false for a service that runs until cancelled (a timer loop, a watcher).
+    var returnsAfterGracefulShutdown: Bool { get }
+}
+
+extension Service {
+    /// Nothing to stop taking: the service ends when cancelled.
+    public func shutdownGracefully() async {}
+
+    public var returnsAfterGracefulShutdown: Bool { false }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Keeps the `STATUS=` line of `systemctl status` current, looking every few seconds and sending it when it changed.
-final class SystemdStatus: Sendable {
+final class SystemdStatus: Service {
     private let store: FlagStore
     private let stack: @Sendable () -> SourceStack
     private let lastSent = Mutex("")

@@ -244,4 +244,82 @@ import Testing
         #expect(cache["bootTime"]?.numberValue == 1234)
         #expect(cache["fetchedAt"]?.numberValue == 1_800_000_000)
     }
+
+    // MARK: The loop over the clock
+
+    /// Waits until the loop sleeps for the `count`-th time, and returns that sleep's deadline.
+    static func sleep(_ count: Int, of clock: ManualClock) async throws -> Double {
+        let limit = ContinuousClock.now + .seconds(10)
+        while clock.deadlines.count < count || clock.sleeping == 0 {
+            try #require(ContinuousClock.now < limit, "the loop never began sleep \(count)")
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return clock.deadlines[count - 1]
+    }
+
+    /// Waits until the fetcher was asked `count` times.
+    static func fetches(_ count: Int, of fetcher: ScriptedFetcher) async throws {
+        let limit = ContinuousClock.now + .seconds(10)
+        while fetcher.fetches.count < count {
+            try #require(ContinuousClock.now < limit, "fetch \(count) never came")
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    @Test("The loop sleeps until the policy's next wake, at most a minute at a time, and refreshes when it comes")
+    func loopSleepsUntilTheNextWake() async throws {
+        let rig = try Rig(clock: ManualClock(holdingSleeps: true)) { $0.refreshInterval = .seconds(150) }
+        defer { rig.directory.remove() }
+        await rig.refresher.start()
+        let loop = Task { await rig.refresher.run() }
+        defer { loop.cancel() }
+        // The session start's request, then a sleep of the minute that bounds every sleep.
+        #expect(try await Self.sleep(1, of: rig.clock) == 1060)
+        #expect(rig.fetcher.fetches.count == 1)
+        rig.clock.advance(by: 60)
+        #expect(try await Self.sleep(2, of: rig.clock) == 1120)
+        rig.clock.advance(by: 60)
+        // The refresh is due 150 s after the fetch (the jitter of 0.5 is the middle of its range): this sleep ends
+        // there, not a minute on.
+        let due = try #require(rig.refresher.status.withLock { $0.nextRefreshAt })
+        #expect(try await Self.sleep(3, of: rig.clock) == due)
+        #expect(rig.fetcher.fetches.count == 1)
+        rig.clock.advance(by: due - rig.clock.bootNow() - 1)
+        #expect(rig.fetcher.fetches.count == 1)
+        rig.clock.advance(by: 1)
+        try await Self.fetches(2, of: rig.fetcher)
+    }
+
+    @Test("setUserId ends the loop's sleep at once: the new user's request goes without the clock moving")
+    func userChangeEndsTheSleep() async throws {
+        let rig = try Rig(clock: ManualClock(holdingSleeps: true))
+        defer { rig.directory.remove() }
+        await rig.refresher.start()
+        let loop = Task { await rig.refresher.run() }
+        defer { loop.cancel() }
+        _ = try await Self.sleep(1, of: rig.clock)
+        let before = rig.clock.bootNow()
+        _ = await rig.refresher.setUserId("user-2")
+        // The first sleep (a minute) ended without the clock moving: the loop looked at the policy and now sleeps
+        // until the new user's request may go (a second after the previous request, for requests callers prompt).
+        let deadline = try await Self.sleep(2, of: rig.clock)
+        #expect(rig.clock.bootNow() == before)
+        #expect(deadline < before + 60)
+        rig.clock.advance(by: deadline - before)
+        try await Self.fetches(2, of: rig.fetcher)
+        #expect(rig.fetcher.fetches == ["hwid-1", "user-2"])
+    }
+
+    @Test("Cancelling run() ends it while it sleeps, and leaves no sleep behind")
+    func cancellationEndsRun() async throws {
+        let rig = try Rig(clock: ManualClock(holdingSleeps: true))
+        defer { rig.directory.remove() }
+        await rig.refresher.start()
+        let loop = Task { await rig.refresher.run() }
+        _ = try await Self.sleep(1, of: rig.clock)
+        loop.cancel()
+        await loop.value
+        #expect(rig.clock.sleeping == 0)
+        #expect(rig.fetcher.fetches.count == 1)
+    }
 }

@@ -26,26 +26,28 @@ actor Refresher {
         case retired
     }
 
-    private let fetcher: any FlagFetcher
-    private let store: FlagStore
-    private let stateDirectory: StateDirectory
-    private let applicationCode: String
-    private let defaultUserId: String
+    // Internal rather than private for Refresher+Calls and Refresher+DiskCache; being the actor's, nothing else
+    // can change them.
+    let fetcher: any FlagFetcher
+    let store: FlagStore
+    let stateDirectory: StateDirectory
+    let applicationCode: String
+    let defaultUserId: String
     /// Both clocks; `status` turns the boot times it publishes into wall times with it.
     let clock: any DaemonClock
     private let jitter: @Sendable () -> Double
-    private let logger: Logger
-    private let onSessionStart: @Sendable (Int) -> Void
+    let logger: Logger
+    let onSessionStart: @Sendable (Int) -> Void
 
-    private var policy: RefreshPolicy
-    private var userId: String
+    var policy: RefreshPolicy
+    var userId: String
     /// Grows with every user change, so that an answer for the previous user is recognised and dropped.
-    private var generation = 0
-    private var phase = Phase.idle
+    var generation = 0
+    var phase = Phase.idle
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
-    private var wallOffset: Double
+    var wallOffset: Double
     /// The disk cache and its fetch time on both clocks.
-    private var cache: CacheTimes
+    var cache: CacheTimes
     private var lastError: (status: Int, at: Double)?
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
@@ -165,11 +167,11 @@ actor Refresher {
     }
 
     /// Ends the current sleep so that the loop looks at the policy again.
-    private func wake() {
+    func wake() {
         wakes.signal()
     }
 
-    private var isRetired: Bool {
+    var isRetired: Bool {
         if case .retired = phase { return true }
         return false
     }
@@ -179,7 +181,7 @@ actor Refresher {
     /// One request in flight per user, shared by every trigger that arrives while it runs (R10).
     /// A request a caller prompts waits for the policy's spacing (one a second), and everyone who asks in the
     /// meantime shares it.
-    private func fetch(automatic: Bool) async -> FetchResult {
+    func fetch(automatic: Bool) async -> FetchResult {
         switch phase {
         case .retired: return .failed(Self.retiredError)
         case .fetching(let generation, let task) where generation == self.generation: return await task.value
@@ -256,171 +258,14 @@ actor Refresher {
         }
     }
 
-    // MARK: Calls from clients
-
-    /// `refresh` (R10, R12, R16): a request, or the stored flags inside the throttle window.
-    /// Returns whether the answer came from the network.
-    func refresh() async -> Result<Bool, PushwooshError> {
-        if let problem = fetcher.problem { return .failure(.notSent(problem)) }
-        guard fetcher.persists else {
-            // The local file is read for this caller, now: sharing a read that began before the caller's
-            // request could answer with what the file held before the caller changed it.
-            return await fetcher.fetch(userId: userId).map { _ in false }
-        }
-        if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
-        switch await fetch(automatic: false) {
-        case .fetched: return .success(fetcher.persists)
-        case .failed(let error): return .failure(error)
-        case .superseded: return .failure(.notSent("the user id changed while the request was in flight"))
-        }
-    }
-
-    /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns.
-    func setUserId(_ requested: String) -> String {
-        // The caller carries it out again on the stack that replaced this one.
-        guard !isRetired else { return userId }
-        let newUserId = requested.isEmpty ? defaultUserId : requested
-        do {
-            if requested.isEmpty {
-                try stateDirectory.remove(Self.userIdFile)
-            } else {
-                try stateDirectory.writeAtomically(Self.userIdFile, Array(requested.utf8))
-            }
-        } catch {
-            logger.warning("cannot keep the user id in the state directory: \(error)")
-        }
-        guard newUserId != userId else { return userId }
-        userId = newUserId
-        generation += 1
-        if case .fetching(_, let task) = phase { task.cancel() }
-        phase = .idle
-        if fetcher.persists {
-            store.replace(with: FlagSet())
-            removeCache()
-        }
-        policy.userChanged(now: clock.bootNow())
-        if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
-        logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
-        publish()
-        wake()
-        return userId
-    }
-
-    /// `setAppState` (`Lifecycle=client`, R8a): returns whether a session started.
-    func setAppState(foreground: Bool) -> Bool {
-        let started = policy.appStateChanged(toForeground: foreground, now: clock.bootNow())
-        if started { onSessionStart(policy.session) }
-        publish()
-        wake()
-        return started
-    }
-
-    /// `pushRegistered` (R8c): returns whether a refresh was started.
-    func pushRegistered() -> Bool {
-        guard fetcher.persists, fetcher.problem == nil else { return false }
-        let started = policy.pushRegistered(now: clock.bootNow())
-        publish()
-        wake()
-        return started
-    }
-
-    /// A reload changed the timers.
-    func update(configuration: Configuration) {
-        var settings = RefreshPolicy.Settings(configuration)
-        if !fetcher.persists { settings.cacheMaxAge = .infinity }
-        policy.update(settings: settings, now: clock.bootNow())
-        publish()
-        wake()
-    }
-
-    /// A reload replaced this refresher, or the daemon stops: cancels what is in flight (its callers get status
-    /// 0, so that stopping never waits for a slow server), and from now on nothing is sent and nothing is written
-    /// (store, disk cache, user id), not even for a reply already on its way.
-    func retire() {
-        if case .fetching(_, let task) = phase { task.cancel() }
-        phase = .retired
-        wake()
-    }
-
     private static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
 
     /// The current session number (impressions are once per session).
     var session: Int { policy.session }
 
-    // MARK: The wall clock
-
-    /// The wall clock was set (NTP, an operator) or the machine resumed: intervals are unaffected, since they run
-    /// on the boot clock, but the log says by how much the wall clock moved, the disk cache's wall fetch time is
-    /// made right for the next start, a provisional cache is judged again, and the loop looks at its deadlines.
-    func wallClockChanged() {
-        guard !isRetired else { return }
-        let boot = clock.bootNow()
-        let wall = clock.wallNow()
-        let jump = (wall - boot) - wallOffset
-        wallOffset = wall - boot
-        if abs(jump) >= 1 {
-            logger.notice(
-                "the wall clock changed by \(Int(jump.rounded())) s; refresh timers and flag ages are unaffected",
-                ["CLOCK_JUMP_SECONDS": String(Int(jump.rounded())), "PWFLAGS_EVENT": "clock-changed"])
-            do {
-                try cache.restamp(at: reading(bootNow: boot))
-            } catch {
-                logger.warning("cannot re-stamp the disk cache after the wall-clock change: \(error)")
-            }
-        }
-        if let age = cache.judgeAgain(at: reading(bootNow: boot)) {
-            policy.cacheAgeKnown(fetchedAt: boot - age)
-            logger.notice(
-                "the disk cache's age is known again after the wall-clock change", ["AGE_SECONDS": String(Int(age))])
-        }
-        publish()
-        wake()
-    }
-
-    // MARK: The disk cache at start
-
-    /// Serves the disk cache when it belongs to this application and user and is younger than CacheMaxAge
-    /// (R7, R15); returns its fetch time on the boot clock.
-    ///
-    /// A cache whose age cannot be known (another boot, and the wall clock reads earlier than its fetch: a
-    /// device booting at 1970 before NTP) is served provisionally, its age counted from now, so that it never
-    /// outlives CacheMaxAge from the start; a wall-clock change judges it again (`wallClockChanged`).
-    private func loadCache(now: Double) -> Double? {
-        let loaded = cache.load(
-            applicationCode: applicationCode, userId: userId, at: reading(bootNow: now),
-            maxAge: policy.settings.cacheMaxAge)
-        let entry: FlagCache.Entry
-        let fetchedAt: Double
-        switch loaded {
-        case .rejected(.missing):
-            logger.debug("no disk cache yet")
-            return nil
-        case .rejected(let rejection):
-            logger.notice("ignored the disk cache: \(rejection)")
-            return nil
-        case .served(let served, let bootFetchedAt):
-            (entry, fetchedAt) = (served, bootFetchedAt)
-        case .provisional(let served, let bootFetchedAt):
-            (entry, fetchedAt) = (served, bootFetchedAt)
-            logger.notice(
-                "the disk cache was fetched later than the wall clock reads now; it is served for at most"
-                    + " CacheMaxAge from now, and judged again when the wall clock is set",
-                ["FETCHED_AT": String(Int(entry.fetchedAt)), "PWFLAGS_EVENT": "cache-age-unknown"])
-        }
-        store.replace(with: FlagSet(entry.flags))
-        logger.info(
-            "serving the disk cache",
-            ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])
-        return fetchedAt
-    }
-
-    private func reading(bootNow: Double) -> CacheAge.Reading {
-        CacheAge.Reading(bootID: cache.bootID, boot: bootNow, wall: clock.wallNow())
-    }
-
     // MARK: Internals
 
-    private func removeCache() {
+    func removeCache() {
         do {
             try cache.remove()
             cacheError = nil
@@ -430,7 +275,7 @@ actor Refresher {
         }
     }
 
-    private func publish() {
+    func publish() {
         let now = clock.bootNow()
         let snapshot = RefresherStatus(
             userId: userId,

@@ -1,0 +1,90 @@
+import FlagsCore
+import PushwooshAPI
+
+/// What clients ask of the refresher: `refresh`, `setUserId`, `setAppState`, `pushRegistered`, and a reload's
+/// new timers or retirement.
+extension Refresher {
+    /// `refresh` (R10, R12, R16): a request, or the stored flags inside the throttle window.
+    /// Returns whether the answer came from the network.
+    func refresh() async -> Result<Bool, PushwooshError> {
+        if let problem = fetcher.problem { return .failure(.notSent(problem)) }
+        guard fetcher.persists else {
+            // The local file is read for this caller, now: sharing a read that began before the caller's
+            // request could answer with what the file held before the caller changed it.
+            return await fetcher.fetch(userId: userId).map { _ in false }
+        }
+        if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
+        switch await fetch(automatic: false) {
+        case .fetched: return .success(fetcher.persists)
+        case .failed(let error): return .failure(error)
+        case .superseded: return .failure(.notSent("the user id changed while the request was in flight"))
+        }
+    }
+
+    /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns.
+    func setUserId(_ requested: String) -> String {
+        // The caller carries it out again on the stack that replaced this one.
+        guard !isRetired else { return userId }
+        let newUserId = requested.isEmpty ? defaultUserId : requested
+        do {
+            if requested.isEmpty {
+                try stateDirectory.remove(Self.userIdFile)
+            } else {
+                try stateDirectory.writeAtomically(Self.userIdFile, Array(requested.utf8))
+            }
+        } catch {
+            logger.warning("cannot keep the user id in the state directory: \(error)")
+        }
+        guard newUserId != userId else { return userId }
+        userId = newUserId
+        generation += 1
+        if case .fetching(_, let task) = phase { task.cancel() }
+        phase = .idle
+        if fetcher.persists {
+            store.replace(with: FlagSet())
+            removeCache()
+        }
+        policy.userChanged(now: clock.bootNow())
+        if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
+        logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
+        publish()
+        wake()
+        return userId
+    }
+
+    /// `setAppState` (`Lifecycle=client`, R8a): returns whether a session started.
+    func setAppState(foreground: Bool) -> Bool {
+        let started = policy.appStateChanged(toForeground: foreground, now: clock.bootNow())
+        if started { onSessionStart(policy.session) }
+        publish()
+        wake()
+        return started
+    }
+
+    /// `pushRegistered` (R8c): returns whether a refresh was started.
+    func pushRegistered() -> Bool {
+        guard fetcher.persists, fetcher.problem == nil else { return false }
+        let started = policy.pushRegistered(now: clock.bootNow())
+        publish()
+        wake()
+        return started
+    }
+
+    /// A reload changed the timers.
+    func update(configuration: Configuration) {
+        var settings = RefreshPolicy.Settings(configuration)
+        if !fetcher.persists { settings.cacheMaxAge = .infinity }
+        policy.update(settings: settings, now: clock.bootNow())
+        publish()
+        wake()
+    }
+
+    /// A reload replaced this refresher, or the daemon stops: cancels what is in flight (its callers get status
+    /// 0, so that stopping never waits for a slow server), and from now on nothing is sent and nothing is written
+    /// (store, disk cache, user id), not even for a reply already on its way.
+    func retire() {
+        if case .fetching(_, let task) = phase { task.cancel() }
+        phase = .retired
+        wake()
+    }
+}

@@ -47,7 +47,7 @@ final class ClockChangeWatcher: Service {
             }
             source.setCancelHandler { timer.close() }
             source.resume()
-            let box = CancelBox(source)
+            let box = DispatchSourceBox(source)
             continuation.onTermination = { _ in box.cancel() }
         }
         for await _ in changes {
@@ -67,19 +67,5 @@ final class ClockChangeWatcher: Service {
         // A failed re-arm leaves the watcher deaf to later changes, not wrong: nothing else depends on it.
         try? arm(timer)
         return reading == .clockChanged
-    }
-}
-
-/// Keeps the dispatch source for the stream's lifetime.
-// @unchecked: a dispatch source may be cancelled from any thread.
-private final class CancelBox: @unchecked Sendable {
-    private let source: any DispatchSourceRead
-
-    init(_ source: any DispatchSourceRead) {
-        self.source = source
-    }
-
-    func cancel() {
-        source.cancel()
     }
 }

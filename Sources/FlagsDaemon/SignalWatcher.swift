@@ -26,22 +26,8 @@ enum SignalWatcher {
             }
             source.resume()
             // The pipe stays open for the process's life: a handler may still run after the stream ends.
-            let box = SourceBox(source)
+            let box = DispatchSourceBox(source)
             continuation.onTermination = { _ in box.cancel() }
         }
-    }
-}
-
-/// Keeps the dispatch source alive for the stream's lifetime.
-// @unchecked: dispatch sources may be cancelled from any thread.
-private final class SourceBox: @unchecked Sendable {
-    private let source: any DispatchSourceRead
-
-    init(_ source: any DispatchSourceRead) {
-        self.source = source
-    }
-
-    func cancel() {
-        source.cancel()
     }
 }

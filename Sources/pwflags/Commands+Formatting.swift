@@ -1,0 +1,44 @@
+import FlagsCore
+
+/// How the commands print flags and values, and read booleans from the command line.
+extension Commands {
+    /// The typed read of R6, shared with the library and the daemon through `Flag`'s methods.
+    static func read(_ name: String, as type: String, from flag: Flag) -> JSONValue? {
+        switch type {
+        case "string": flag.string(forProperty: name, default: nil).map(JSONValue.string)
+        case "number": flag.properties[name]?.numberValue.map { .number(flag.number(forProperty: name, default: $0)) }
+        case "bool": flag.properties[name]?.boolValue.map { .bool(flag.bool(forProperty: name, default: $0)) }
+        case "json":
+            flag.jsonObject(forProperty: name).map(JSONValue.object)
+                ?? flag.jsonArray(forProperty: name).map(JSONValue.array)
+        default: nil
+        }
+    }
+
+    static func describe(_ flag: Flag, compact: Bool = false) -> String {
+        let state = flag.isEnabled ? "enabled" : "disabled"
+        let rule = flag.isKilled ? "killed" : "rule \(flag.ruleId)"
+        var text = "\(flag.key): \(state) (\(rule))"
+        let names = flag.properties.keys.sorted()
+        if compact {
+            if !flag.properties.isEmpty { text += " " + JSONValue.object(flag.properties).serialized() }
+            return text
+        }
+        for name in names { text += "\n  \(name) = \(flag.properties[name, default: .null].serialized())" }
+        return text
+    }
+
+    /// A value as a shell script wants it: strings without quotes, everything else as JSON.
+    static func plain(_ value: JSONValue) -> String {
+        if case .string(let text) = value { return text }
+        return value.serialized()
+    }
+
+    static func parseBool(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": true
+        case "false", "no", "off", "0": false
+        default: nil
+        }
+    }
+}

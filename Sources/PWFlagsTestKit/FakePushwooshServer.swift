@@ -1,6 +1,7 @@
 public import Foundation
 import Glibc
 import Synchronization
+import UnixIO
 
 /// A fake Pushwoosh json/1.3 server on 127.0.0.1: real HTTP/1.1 over TCP, one thread per connection.
 ///
@@ -135,9 +136,12 @@ public final class FakePushwooshServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
+            let fd: Int32
+            do {
+                fd = try syscall("accept") { accept(listener, nil, nil) }
+            } catch  where error.errno == ECONNABORTED {
+                continue
+            } catch {
                 break
             }
             let registered = state.withLock { state in

@@ -43,11 +43,7 @@ public final class LineClient {
                 start = 0
             }
             if end == buffer.count { buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count)) }
-            let count = buffer.withUnsafeMutableBytes { raw in
-                read(fd, raw.baseAddress.map { $0 + end }, raw.count - end)
-            }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
+            guard let count = readMore(), count > 0 else { return nil }
             end += count
         }
     }
@@ -77,10 +73,16 @@ public final class LineClient {
                 buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count))
             }
         }
-        let count = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress.map { $0 + end }, raw.count - end) }
-        guard count > 0 else { return count < 0 && errno == EINTR }
+        guard let count = readMore(), count > 0 else { return false }
         end += count
         return true
+    }
+
+    /// Reads into the free end of the buffer: the count (0 at the end of the stream), or nil on an error.
+    private func readMore() -> Int? {
+        buffer.withUnsafeMutableBytes { raw in
+            try? syscall("read") { read(fd, raw.baseAddress.map { $0 + end }, raw.count - end) }
+        }
     }
 
     private func indexOfNewline() -> Int? {

@@ -1,3 +1,5 @@
+import UnixIO
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -36,10 +38,7 @@ public final class LineReader {
             guard remaining > .zero else { return false }
             let milliseconds =
                 remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(milliseconds + 1, 60_000)))
-            if ready > 0 { return true }
-            if ready < 0, errno != EINTR { return false }
+            if Descriptor.waitReadable(fd, milliseconds: Int32(min(milliseconds + 1, 60_000))) { return true }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import UnixIO
 
 /// The few POSIX socket calls the fake server needs, on 127.0.0.1 only.
 enum LoopbackSocket {
@@ -46,10 +47,11 @@ enum LoopbackSocket {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { buffer in
-                send(fd, buffer.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                try? syscall("send") {
+                    send(fd, buffer.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                }
             }
-            if sent < 0, errno == EINTR { continue }
-            guard sent > 0 else { return false }
+            guard let sent, sent > 0 else { return false }
             offset += sent
         }
         return true
@@ -58,24 +60,16 @@ enum LoopbackSocket {
     /// Receives up to `count` bytes; empty at end of stream or on error.
     static func receive(_ fd: Int32, upTo count: Int) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
-        while true {
-            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, count, 0) }
-            if received < 0, errno == EINTR { continue }
-            guard received > 0 else { return [] }
-            return Array(buffer.prefix(received))
+        let received = buffer.withUnsafeMutableBytes { raw in
+            try? syscall("recv") { recv(fd, raw.baseAddress, count, 0) }
         }
+        guard let received, received > 0 else { return [] }
+        return Array(buffer.prefix(received))
     }
 
     /// Waits up to `duration` for the peer to send or leave; true when it did something (usually: left).
     static func waitForPeer(_ fd: Int32, upTo duration: Duration) -> Bool {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while true {
-            let result = poll(&descriptor, 1, milliseconds)
-            if result < 0, errno == EINTR { continue }
-            return result > 0
-        }
+        LineReader.waitReadable(fd, until: ContinuousClock.now + duration)
     }
 
     /// Closes with a TCP reset instead of a clean end, as a crashed server would.

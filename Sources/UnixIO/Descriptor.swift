@@ -55,4 +55,14 @@ public enum Descriptor {
         if ready > 0 { return true }
         return ready < 0 && errno != EINTR
     }
+
+    /// Waits up to `milliseconds` for any of `fds` to become readable (or closed, or failed): the positions in
+    /// `fds` of those that did, empty when the time ran out or a signal interrupted the wait (the caller loops on
+    /// its deadline, as for `waitReadable`), or nil when `poll` failed.
+    public static func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int]? {
+        var descriptors = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+        guard ready >= 0 else { return errno == EINTR ? [] : nil }
+        return descriptors.indices.filter { descriptors[$0].revents != 0 }
+    }
 }

@@ -18,11 +18,7 @@ final class EchoServer: @unchecked Sendable {
         _ = fcntl(listener, F_SETFL, flags & ~O_NONBLOCK)
         let thread = Thread { [listener] in
             while true {
-                let fd = accept(listener, nil, nil)
-                if fd < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
+                guard let fd = try? syscall("accept", { accept(listener, nil, nil) }) else { return }
                 Thread { EchoServer.echo(fd) }.start()
             }
         }
@@ -37,9 +33,10 @@ final class EchoServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         defer { close(fd) }
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
+            let count = buffer.withUnsafeMutableBytes { raw in
+                try? syscall("read") { read(fd, raw.baseAddress, raw.count) }
+            }
+            guard let count, count > 0 else { return }
             var offset = 0
             while offset < count {
                 let written = buffer.withUnsafeBytes { raw in

@@ -32,9 +32,7 @@ final class EpollEchoServer: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = epoll_wait(epoll, &events, Int32(events.count), -1)
-            if count < 0 {
-                if errno == EINTR { continue }
+            guard let count = try? syscall("epoll_wait", { epoll_wait(epoll, &events, Int32(events.count), -1) }) else {
                 return
             }
             for index in 0..<Int(count) {

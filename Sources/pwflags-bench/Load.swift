@@ -66,10 +66,10 @@ enum Load {
         let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
         while !pending.isEmpty {
             let order = Array(pending)
-            var descriptors = order.map { pollfd(fd: clients[$0].fd, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), 1000)
-            if ready < 0, errno != EINTR { return nil }
-            for (position, index) in order.enumerated() where descriptors[position].revents != 0 {
+            guard let ready = Descriptor.waitReadable(order.map { clients[$0].fd }, milliseconds: 1000) else {
+                return nil
+            }
+            for index in ready.map({ order[$0] }) {
                 guard clients[index].fill() else { return nil }
                 if clients[index].hasBufferedLine {
                     pending.remove(index)

@@ -13,10 +13,11 @@ extension LineClient {
             if hasBufferedLine, let text = readText() { return .line(text) }
             let now = MonotonicClock.nanoseconds()
             let remaining = now < deadline ? Int32((deadline - now) / 1_000_000) : 0
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, remaining)
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return .timedOut }
+            // An interrupted wait reads as nothing yet: the loop computes the time left.
+            guard Descriptor.waitReadable(fd, milliseconds: remaining) else {
+                if MonotonicClock.nanoseconds() < deadline { continue }
+                return .timedOut
+            }
             guard fill() else { return .closed }
         }
     }

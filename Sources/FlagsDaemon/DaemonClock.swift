@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import UnixIO
 
 /// The daemon's two clocks, and a way to wait.
 ///
@@ -20,11 +17,7 @@ protocol DaemonClock: Sendable {
 
 /// The machine's clocks.
 struct SystemClock: DaemonClock {
-    func bootNow() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    func bootNow() -> Double { MonotonicClock.bootSeconds() }
 
     func wallNow() -> Double { Date().timeIntervalSince1970 }
 

@@ -10,6 +10,12 @@ public enum MonotonicClock {
         reading(CLOCK_MONOTONIC)
     }
 
+    /// Seconds on the boot clock (`CLOCK_BOOTTIME`: like the monotonic clock, but it keeps counting through
+    /// suspend), for intervals that must include the time a device slept: refresh timers, the age of flags.
+    public static func bootSeconds() -> Double {
+        Double(reading(CLOCK_BOOTTIME)) / 1e9
+    }
+
     /// CPU nanoseconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`, which never goes back either),
     /// for the benchmark's cost per call.
     public static func threadCPUNanoseconds() -> UInt64 {

@@ -18,10 +18,23 @@ import Testing
         return RefreshPolicy(settings: RefreshPolicy.Settings(configuration))
     }
 
-    /// A foreground policy started without a cache whose session-start request completed at `at`.
-    func fetchedPolicy(at time: Double, _ edit: (inout Configuration) -> Void = { _ in }) -> RefreshPolicy {
+    /// A foreground policy started without a cache whose session-start request ended at `at` with `outcome`.
+    func fetchedPolicy(
+        at time: Double, outcome: RefreshPolicy.Outcome = .complete, _ edit: (inout Configuration) -> Void = { _ in }
+    ) -> RefreshPolicy {
         var policy = makePolicy(edit)
         policy.start(now: time, cachedFetchedAt: nil)
+        policy.requestStarted(now: time)
+        policy.requestFinished(outcome, automatic: true, now: time, jitter: 0.5)
+        return policy
+    }
+
+    /// A `Lifecycle=client` policy whose app came to the foreground at `time`, and whose session-start request
+    /// completed then.
+    func foregroundClientPolicy(fetchedAt time: Double) -> RefreshPolicy {
+        var policy = makePolicy { $0.lifecycle = .client }
+        policy.start(now: time, cachedFetchedAt: nil)
+        policy.appStateChanged(toForeground: true, now: time)
         policy.requestStarted(now: time)
         policy.requestFinished(.complete, automatic: true, now: time, jitter: 0.5)
         return policy
@@ -132,11 +145,7 @@ import Testing
 
     @Test("R8a: a background shorter than SessionTimeout does not start a session")
     func r8aShortBackgroundKeepsSession() {
-        var policy = makePolicy { $0.lifecycle = .client }
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.appStateChanged(toForeground: true, now: t0)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.complete, automatic: true, now: t0, jitter: 0.5)
+        var policy = foregroundClientPolicy(fetchedAt: t0)
         let sessionStarted = policy.appStateChanged(toForeground: false, now: t0 + 10)
         #expect(!sessionStarted)
         #expect(!policy.isForeground)
@@ -149,11 +158,7 @@ import Testing
 
     @Test("R8a: a session starts when the app comes back after SessionTimeout")
     func r8aLongBackgroundStartsSession() {
-        var policy = makePolicy { $0.lifecycle = .client }
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.appStateChanged(toForeground: true, now: t0)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.complete, automatic: true, now: t0, jitter: 0.5)
+        var policy = foregroundClientPolicy(fetchedAt: t0)
         policy.appStateChanged(toForeground: false, now: t0 + 10)
         let sessionStarted = policy.appStateChanged(toForeground: true, now: t0 + 10 + 1800)
         #expect(sessionStarted)
@@ -187,11 +192,7 @@ import Testing
 
     @Test("R8b: Lifecycle=client refreshes on the interval in the foreground only")
     func r8bIntervalOnlyInForeground() {
-        var policy = makePolicy { $0.lifecycle = .client }
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.appStateChanged(toForeground: true, now: t0)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.complete, automatic: true, now: t0, jitter: 0.5)
+        var policy = foregroundClientPolicy(fetchedAt: t0)
         let due = policy.due(now: t0 + hour)
         #expect(due.refresh == [.interval])
         policy.appStateChanged(toForeground: false, now: t0 + hour + 1)
@@ -322,10 +323,7 @@ import Testing
 
     @Test("R13: a partial response is served but does not open the throttle window")
     func r13PartialDoesNotOpenWindow() {
-        var policy = makePolicy()
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.partial, automatic: true, now: t0, jitter: 0.5)
+        let policy = fetchedPolicy(at: t0, outcome: .partial)
         #expect(policy.servesPartial)
         #expect(policy.hasValidFlags(now: t0 + 1))
         #expect(policy.lastCompleteAt == nil)
@@ -346,10 +344,7 @@ import Testing
 
     @Test("R13: a partial response schedules a retry after RetryBackoff, without counting a failure")
     func r13PartialSchedulesRetry() {
-        var policy = makePolicy()
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.partial, automatic: true, now: t0, jitter: 0.5)
+        var policy = fetchedPolicy(at: t0, outcome: .partial)
         #expect(policy.retryAt == t0 + 30)
         #expect(policy.failures == 0)
         let due = policy.due(now: t0 + 29)
@@ -489,10 +484,7 @@ import Testing
 
     @Test("isStale: no flags are never stale")
     func staleNeedsFlags() {
-        var policy = makePolicy()
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.failed, automatic: true, now: t0, jitter: 0.5)
+        let policy = fetchedPolicy(at: t0, outcome: .failed)
         #expect(!policy.isStale(now: t0 + 2 * hour))
     }
 
@@ -544,11 +536,7 @@ import Testing
 
     @Test("nextWake: whenever nextWake says now, due finds something to do")
     func nextWakeMatchesDue() {
-        var policy = makePolicy { $0.lifecycle = .client }
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.appStateChanged(toForeground: true, now: t0)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.complete, automatic: true, now: t0, jitter: 0.5)
+        var policy = foregroundClientPolicy(fetchedAt: t0)
         policy.appStateChanged(toForeground: false, now: t0 + 1)
         for now in stride(from: t0 + 1, through: t0 + 2 * day, by: 997) {
             var copy = policy
@@ -579,10 +567,7 @@ import Testing
 
     @Test("R10, R13: a request sent while a partial response is served does not throttle the next refresh")
     func r10PartialStillAsksAgain() {
-        var policy = makePolicy()
-        policy.start(now: t0, cachedFetchedAt: nil)
-        policy.requestStarted(now: t0)
-        policy.requestFinished(.partial, automatic: true, now: t0, jitter: 0.5)
+        var policy = fetchedPolicy(at: t0, outcome: .partial)
         policy.requestStarted(now: t0 + 2)
         policy.requestFinished(.failed, automatic: false, now: t0 + 2, jitter: 0.5)
         #expect(policy.manualRefreshSendsRequest(now: t0 + 3))

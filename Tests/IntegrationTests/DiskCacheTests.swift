@@ -105,15 +105,9 @@ import Testing
         #expect(try session.result("setUserId", ["userId": "alice"])?["userId"]?.stringValue == "alice")
         #expect(try session.get("new_checkout")?.isNull == true)
         server.stop()
-        first.stop()
-        let restarted = try FakePushwooshServer.start()
-        restarted.setDefaultReply(.hang, for: "getFeatureFlags")
-        let second = try Fixtures.daemon(restarted, directory: first.directory)
-        defer {
-            restarted.stop()
-            second.cleanUp()
-        }
-        let again = try SocketSession(socketPath: second.socketPath)
+        let second = try PushwooshRig.restart(first, on: try FakePushwooshServer.start())
+        defer { second.stop() }
+        let again = try second.session()
         #expect(try again.get("new_checkout")?.isNull == true)
     }
 
@@ -144,14 +138,9 @@ import Testing
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("status")?["partial"]?.boolValue == true)
         #expect(Fixtures.cacheText(first) == nil)
-        first.stop()
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let second = try Fixtures.daemon(server, directory: first.directory)
-        defer {
-            server.stop()
-            second.cleanUp()
-        }
-        let again = try SocketSession(socketPath: second.socketPath)
+        let second = try PushwooshRig.restart(first, on: server)
+        defer { second.stop() }
+        let again = try second.session()
         #expect(try again.get("new_checkout")?.isNull == true)
     }
 
@@ -167,14 +156,9 @@ import Testing
         #expect(try session.result("pushRegistered")?["refreshStarted"]?.boolValue == true)
         #expect(try Fixtures.waitForFlag("search_v2", on: session))
         #expect(try session.get("new_checkout")?.isNull == true)
-        first.stop()
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let second = try Fixtures.daemon(server, directory: first.directory)
-        defer {
-            server.stop()
-            second.cleanUp()
-        }
-        let again = try SocketSession(socketPath: second.socketPath)
+        let second = try PushwooshRig.restart(first, on: server)
+        defer { second.stop() }
+        let again = try second.session()
         #expect(try again.get("new_checkout")?.isNull == false)
         #expect(try again.get("search_v2")?.isNull == true)
     }

@@ -30,13 +30,15 @@ struct PushwooshRig {
             replies: replies)
     }
 
-    /// Starts the server, lets `replies` set what it answers, then starts the daemon `makeDaemon` configures for
-    /// it (a suite's own configuration); the server is stopped again if the daemon does not start.
+    /// Starts the server (or takes `server`), lets `replies` set what it answers, then starts the daemon
+    /// `makeDaemon` configures for it (a suite's own configuration); the server is stopped again if the daemon
+    /// does not start.
     static func start(
         daemon makeDaemon: (FakePushwooshServer) throws -> DaemonProcess,
+        server: FakePushwooshServer? = nil,
         replies: (FakePushwooshServer) -> Void
     ) throws -> PushwooshRig {
-        let server = try FakePushwooshServer.start()
+        let server = try server ?? FakePushwooshServer.start()
         replies(server)
         do {
             return PushwooshRig(server: server, daemon: try makeDaemon(server))
@@ -45,6 +47,20 @@ struct PushwooshRig {
             throw error
         }
     }
+
+    /// Stops `first` and starts a daemon on its directory (its state and disk cache) fetching from `server`,
+    /// after `replies` set what the server answers next: the second half of a restart test.
+    static func restart(
+        _ first: DaemonProcess, on server: FakePushwooshServer,
+        replies: (FakePushwooshServer) -> Void = { $0.setDefaultReply(.hang, for: "getFeatureFlags") }
+    ) throws -> PushwooshRig {
+        first.stop()
+        return try start(
+            daemon: { try Fixtures.daemon($0, directory: first.directory) }, server: server, replies: replies)
+    }
+
+    /// A new connection to the daemon.
+    func session() throws -> SocketSession { try SocketSession(socketPath: daemon.socketPath) }
 
     /// Stops the daemon, removes its directory, and stops the server.
     func stop() {

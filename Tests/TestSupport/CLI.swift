@@ -26,33 +26,9 @@ public enum CLI {
         executable: String = "pwflags",
         timeout: Duration = .seconds(30)
     ) throws -> Outcome {
-        let directory = try TemporaryDirectory(prefix: "pwcli")
-        defer { directory.remove() }
-        let stdoutPath = directory.file("stdout")
-        let stderrPath = directory.file("stderr")
-        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.executable(executable))
-        process.arguments = arguments
-        process.environment = Self.environment(adding: environment, removing: removed)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline { usleep(2_000) }
-        if process.isRunning {
-            // SIGKILL: the child may have inherited a mask that blocks SIGTERM (see RunningCLI.stop).
-            kill(process.processIdentifier, SIGKILL)
-            throw CLIError.timedOut(arguments)
-        }
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-        )
+        try Command.finish(
+            DaemonProcess.executable(executable), arguments,
+            environment: Self.environment(adding: environment, removing: removed), timeout: timeout)
     }
 
     /// Starts `pwflags arguments…` with its stdout on a pipe the caller reads line by line (for `listen`).

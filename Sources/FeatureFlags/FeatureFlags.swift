@@ -1,3 +1,4 @@
+import FlagsCore
 public import Foundation
 
 /// Feature flags for a local Swift program, served by pwflagsd: the API of the Pushwoosh iOS SDK's
@@ -102,15 +103,6 @@ public final class FeatureFlags: Sendable {
     public func waitForFirstSnapshot(timeout: Duration) async -> Bool {
         if hasSnapshot { return true }
         let store = self.store
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await store.waitForSnapshot() }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        return await withDeadline(timeout) { await store.waitForSnapshot() ? true : nil } ?? false
     }
 }

@@ -1,3 +1,4 @@
+import FlagsCore
 public import Foundation
 import Glibc
 import Synchronization
@@ -78,16 +79,7 @@ public final class FakePushwooshServer: Sendable {
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
-        let result = await withTaskGroup(of: [RecordedRequest]?.self) { group in
-            group.addTask { await self.requests(atLeast: count, waiterID: id) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let result = await withDeadline(timeout) { await self.requests(atLeast: count, waiterID: id) }
         guard let result else { throw FakeServerError.timedOut(expected: count, received: requests.count) }
         return result
     }

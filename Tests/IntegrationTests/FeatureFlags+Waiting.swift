@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagsCore
 
 /// Waiting for the mirror in tests: on its update stream, with a timeout, never a sleep.
 extension FeatureFlags {
@@ -9,18 +10,9 @@ extension FeatureFlags {
         // The stream first, then the check: an update between the two is not missed.
         let updates = updates(bufferingPolicy: .bufferingNewest(1))
         if condition(self) { return true }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in updates where condition(self) { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let result = await group.next() ?? false
-            group.cancelAll()
-            return result
-        }
+        return await withDeadline(timeout) {
+            for await _ in updates where condition(self) { return true }
+            return nil
+        } ?? false
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import FeatureFlags
+import FlagsCore
 import Synchronization
 
 /// A listener that counts its calls, notes the queue each ran on, and lets a test await the next call.
@@ -27,18 +28,9 @@ final class RecordingListener: FeatureFlagsUpdateListener {
     /// Waits for the next call; false after `timeout`.
     func nextCall(timeout: Duration = .seconds(15)) async -> Bool {
         let stream = self.stream
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                var iterator = stream.makeAsyncIterator()
-                return await iterator.next() != nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let result = await group.next() ?? false
-            group.cancelAll()
-            return result
-        }
+        return await withDeadline(timeout) {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next() != nil ? true : nil
+        } ?? false
     }
 }

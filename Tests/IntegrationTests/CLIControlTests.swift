@@ -47,13 +47,11 @@ import Testing
 
     @Test("A failed refresh is printed as the client library says it, with its status in the SDK's domain")
     func refreshFailurePrintsTheClientError() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) { server in
+            server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         // The first reply must have landed: a refresh while it is in flight would share it and succeed (R10).
         #expect(try Fixtures.waitForFlag("new_checkout", on: SocketSession(socketPath: daemon.socketPath)))
         server.setDefaultReply(.status(503), for: "getFeatureFlags")

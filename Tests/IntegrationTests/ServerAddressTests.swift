@@ -78,15 +78,13 @@ import Testing
 
     @Test("With ServerURL set, base_url in a reply is ignored: later requests still go to ServerURL")
     func baseURLIgnoredWithServerURL() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(
-            .flags([Fixtures.checkout], baseURL: "http://127.0.0.1:9/json/1.3/"), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.search]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) { server in
+            server.enqueue(
+                .flags([Fixtures.checkout], baseURL: "http://127.0.0.1:9/json/1.3/"), for: "getFeatureFlags")
+            server.setDefaultReply(.flags([Fixtures.search]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try Fixtures.waitForFlag("new_checkout", on: session))
         let answer = try session.result("refresh")

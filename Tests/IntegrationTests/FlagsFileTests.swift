@@ -140,4 +140,22 @@ import Testing
         #expect(change.changed == [Fixtures.darkMode])
         #expect(change.revision == 1)
     }
+
+    @Test("A LocalFlagsFile that is a FIFO nobody writes to holds neither a reload nor the stop")
+    func fifoAsTheFlagsFileHoldsNothing() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let fifo = daemon.directory.file("fifo.json")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // Held open for writing by the test, silent: a blocking read of the file would wait for ever.
+        let writer = open(fifo, O_RDWR | O_CLOEXEC)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        try Data("[FeatureFlags]\nLocalFlagsFile=\(fifo)\n".utf8).write(to: URL(fileURLWithPath: daemon.configPath))
+        let reload = try daemon.connect().call("reload", timeout: .seconds(10))
+        #expect(reload?["result"] != nil, "reload answered \(String(describing: reload))")
+        let status = try daemon.connect().call("status")?["result"]
+        #expect(status?["problem"]?.stringValue?.isEmpty == false, "status: \(String(describing: status))")
+        #expect(daemon.stop() == 0, "the daemon stops on SIGTERM")
+    }
 }

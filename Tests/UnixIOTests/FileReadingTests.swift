@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 import UnixIO
@@ -35,5 +36,24 @@ import UnixIO
         #expect(throws: SystemError("read(/tmp)", errno: EISDIR)) {
             try FileReading.contents(ofPath: "/tmp", limit: 10)
         }
+    }
+
+    @Test("A FIFO is read without waiting: what a writer has put in it now, never a hang on a writer that is silent")
+    func fifoNeverBlocks() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("fifo")
+        try #require(mkfifo(path, 0o600) == 0)
+        // The test holds the FIFO open for writing and writes nothing: a blocking read would wait for ever.
+        let writer = open(path, O_RDWR | O_CLOEXEC)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let returned = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? FileReading.contents(ofPath: path, limit: 100)
+            returned.signal()
+        }
+        // On failure the reader is still waiting; closing the writer (defer) lets it go.
+        #expect(returned.wait(timeout: .now() + 5) == .success, "the read of a silent FIFO did not return")
     }
 }

@@ -47,13 +47,17 @@ public final class Daemon: Sendable {
                 ["FILES": stale.joined(separator: ",")])
         }
         let store = FlagStore()
+        // Before anything fills the store, so that it sees every change since the start.
+        let changes = FlagChangeLog(observing: store)
+        let metrics = DaemonMetrics()
         let reloader = Reloader(
             configuration: configuration,
             load: load,
             environment: environment,
             store: store,
             stateDirectory: stateDirectory,
-            logger: logger
+            logger: logger,
+            metrics: metrics
         )
         await reloader.prepare()
 
@@ -64,7 +68,7 @@ public final class Daemon: Sendable {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
-                handler: DaemonController(store: store, reloader: reloader),
+                handler: DaemonController(store: store, reloader: reloader, changes: changes, metrics: metrics),
                 limits: ServerLimits(configuration),
                 access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,

@@ -75,6 +75,7 @@ extension ServerLoop {
             case .needMore:
                 return
             case .tooLong:
+                metrics.error(.lineTooLong(limit: limits.maxLineBytes))
                 Message.writeError(
                     id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
                 connection.closeAfterFlush = true

@@ -18,7 +18,10 @@ import UnixIO
 final class ServerLoop: @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
-        case update(FlagUpdate)
+        /// `at`: when the store made the change (`now()`), from which its propagation is measured.
+        case update(FlagUpdate, at: UInt64)
+        /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
+        case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
         case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case access(AccessPolicy)
@@ -44,7 +47,8 @@ final class ServerLoop: @unchecked Sendable {
     let epoll: Epoll
     let gate: AcceptGate
     let router: RequestRouter
-    let subscriptions = SubscriptionTable()
+    let metrics: ServerMetrics
+    let subscriptions: SubscriptionTable
     var limits: ServerLimits
     let logger: Logger
     private let heartbeat: Heartbeat?
@@ -72,6 +76,9 @@ final class ServerLoop: @unchecked Sendable {
     ) throws(SystemError) {
         self.limits = limits
         self.logger = logger
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        self.subscriptions = SubscriptionTable(metrics: metrics)
         self.heartbeat = heartbeat
         let epoll = try Epoll()
         let wake: EventFD
@@ -85,12 +92,13 @@ final class ServerLoop: @unchecked Sendable {
         self.wake = wake
         self.gate = AcceptGate(listenFD: listenFD, epoll: epoll, logger: logger)
         self.router = RequestRouter(
-            access: access, controller: controller, subscriptions: subscriptions, logger: logger, submit: submit)
+            access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
+            submit: submit)
         self.snapshot = FlagSnapshot.initial
         try epoll.add(wake.descriptor, events: .input)
         try epoll.add(listenFD, events: .input)
         // Observe before reading the snapshot so that no update falls between the two.
-        self.snapshot = store.observe { [weak self] update in self?.post(.update(update)) }
+        self.snapshot = store.observe { [weak self] update in self?.post(.update(update, at: Self.now())) }
     }
 
     deinit {
@@ -159,7 +167,9 @@ final class ServerLoop: @unchecked Sendable {
         }
         for message in messages {
             switch message {
-            case .update(let update): apply(update)
+            case .update(let update, let madeAt): apply(update, madeAt: madeAt)
+            case .metrics(let format, let reply):
+                reply(router.metricsText(format: format, snapshot: snapshot, openConnections: connections.count))
             case .completion(let id, let requestID, let result):
                 complete(connectionID: id, requestID: requestID, result: result)
             case .limits(let newLimits): limits = newLimits
@@ -185,6 +195,7 @@ final class ServerLoop: @unchecked Sendable {
     func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
         guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
+        if case .failure(let error) = result { metrics.error(error) }
         if let requestID {
             switch result {
             case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output)
@@ -195,11 +206,18 @@ final class ServerLoop: @unchecked Sendable {
         settle(connection)
     }
 
-    /// Takes a newer snapshot and tells the subscriptions what changed (R9).
-    private func apply(_ update: FlagUpdate) {
+    /// Takes a newer snapshot and tells the subscriptions what changed (R9); a change that reached a subscriber
+    /// adds the time since the store made it to the propagation histogram, once every write of it has returned.
+    private func apply(_ update: FlagUpdate, madeAt: UInt64) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
-        subscriptions.fanOut(update, to: Array(connections.values), expiresAt: router.expiresAt) { settle($0) }
+        let notified = subscriptions.fanOut(update, to: Array(connections.values), expiresAt: router.expiresAt) {
+            settle($0)
+        }
+        if notified > 0 {
+            let now = Self.now()
+            metrics.propagated(after: Double(now > madeAt ? now - madeAt : 0) / 1e9)
+        }
     }
 
     // MARK: Time

@@ -94,7 +94,10 @@ public final class Daemon: Sendable {
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
         // requests to Pushwoosh are not worth waiting for at shutdown, their callers get status 0 at once, and
         // then the server answers the lines it holds. The status updates and the clock watcher stop last.
-        let services: [any Service] = [server, reloader, status] + (clockWatcher.map { [$0] } ?? [])
+        // The metrics file's writer asks the server for its text, so it stops before the server does.
+        let metricsWriter = MetricsFileWriter(server: server, reloader: reloader, logger: logger)
+        let services: [any Service] =
+            [server, reloader, status] + (clockWatcher.map { [$0] } ?? []) + [metricsWriter]
         await ServiceGroup(services).run {
             for await number in signals {
                 if number == SIGHUP {

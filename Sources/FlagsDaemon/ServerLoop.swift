@@ -157,6 +157,19 @@ final class ServerLoop: @unchecked Sendable {
         }
         for connection in connections.values { closeConnection(connection) }
         gate.stop()
+        answerLeftoverMail()
+    }
+
+    /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
+    /// for a loop that is gone. (Nothing else in the inbox needs one.)
+    private func answerLeftoverMail() {
+        let messages = inbox.withLock { inbox in
+            defer { inbox.removeAll() }
+            return inbox
+        }
+        for case .metrics(let format, let reply) in messages {
+            reply(router.metricsText(format: format, snapshot: snapshot, openConnections: 0))
+        }
     }
 
     private func drainInbox() {

@@ -59,7 +59,8 @@ public final class DaemonController: Sendable {
     func explain(key: String, snapshot: FlagSnapshot) -> ExplainResult {
         let stack = self.stack
         let explainer = FlagExplainer(
-            snapshot: snapshot, status: status(), ageSeconds: ageSeconds(stack), expired: stack.refresher.status.withLock(\.expired),
+            snapshot: snapshot, status: status(), ageSeconds: ageSeconds(stack),
+            expired: stack.refresher.status.withLock(\.expired),
             changes: changes)
         return explainer.explain(key: key) { Self.source(of: $0, servedBy: stack) }
     }

@@ -35,7 +35,8 @@ import Testing
     @Test func theChangeLogKeepsTheRevisionOfEachKeysLastChangeOrRemoval() {
         let store = FlagStore()
         let log = FlagChangeLog(observing: store)
-        store.replace(with: FlagSet([Flag(key: "a", isEnabled: true, ruleId: "r"), Flag(key: "b", isEnabled: true, ruleId: "r")]))
+        store.replace(
+            with: FlagSet([Flag(key: "a", isEnabled: true, ruleId: "r"), Flag(key: "b", isEnabled: true, ruleId: "r")]))
         store.replace(with: FlagSet([Flag(key: "a", isEnabled: false, ruleId: "r")]))
         #expect(log.revision(of: "a") == 2)
         #expect(log.revision(of: "b") == 2)

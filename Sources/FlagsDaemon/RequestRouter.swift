@@ -54,8 +54,8 @@ final class RequestRouter {
         let request: Request
         switch Request.decode(line) {
         case .failure(let failure):
-            metrics.error(failure.error)
             if let id = RequestID(echoing: failure.id, in: line) {
+                metrics.error(failure.error)
                 Message.writeError(id: id, error: failure.error, to: &connection.output)
             }
             return
@@ -68,8 +68,10 @@ final class RequestRouter {
         do {
             call = try Call(method: request.method, params: request.params)
         } catch {
-            metrics.error(error)
-            if let id = requestID { Message.writeError(id: id, error: error, to: &connection.output) }
+            if let id = requestID {
+                metrics.error(error)
+                Message.writeError(id: id, error: error, to: &connection.output)
+            }
             return
         }
         // `get` and `isEnabled` are counted where the fast scanner's are, in `answer`.
@@ -79,8 +81,10 @@ final class RequestRouter {
         }
         if let refusal = permissionError(for: call, on: connection) {
             noteRefusedCall(call, on: connection)
-            metrics.error(refusal)
-            if let id = requestID { Message.writeError(id: id, error: refusal, to: &connection.output) }
+            if let id = requestID {
+                metrics.error(refusal)
+                Message.writeError(id: id, error: refusal, to: &connection.output)
+            }
             return
         }
         let controller = self.controller

@@ -208,11 +208,12 @@ final class ServerLoop: @unchecked Sendable {
     func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
         guard let connection = connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
-        if case .failure(let error) = result { metrics.error(error) }
         if let requestID {
             switch result {
             case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output)
-            case .failure(let error): Message.writeError(id: requestID, error: error, to: &connection.output)
+            case .failure(let error):
+                metrics.error(error)
+                Message.writeError(id: requestID, error: error, to: &connection.output)
             }
         }
         processLines(connection)

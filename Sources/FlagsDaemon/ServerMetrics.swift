@@ -14,7 +14,7 @@ final class ServerMetrics {
     var fastGetAll = 0
     /// Requests by method, for the lines the general decoder typed.
     private(set) var requests: [String: Int] = [:]
-    /// Error responses by JSON-RPC code.
+    /// Error responses written, by JSON-RPC code (a request without id gets none, and counts none).
     private(set) var errors: [Int: Int] = [:]
     /// The time from a change of the flag set to the last notification about it written, as a histogram.
     private(set) var propagation = Histogram(bounds: ServerMetrics.propagationBounds)

@@ -43,8 +43,8 @@ final class SubscriptionTable {
         snapshot: FlagSnapshot, expiresAt: () -> JSONValue
     ) {
         guard connection.subscriptions.count < limits.maxSubscriptions else {
-            metrics.error(.tooManySubscriptions(limit: limits.maxSubscriptions))
             if let requestID {
+                metrics.error(.tooManySubscriptions(limit: limits.maxSubscriptions))
                 Message.writeError(
                     id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions), to: &connection.output)
             }
@@ -75,8 +75,8 @@ final class SubscriptionTable {
     /// Ends one subscription of `connection`, or answers that it has none by that id.
     func unlisten(_ connection: Connection, subscription: String, requestID: RequestID?) {
         guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
-            metrics.error(.unknownSubscription)
             if let id = requestID {
+                metrics.error(.unknownSubscription)
                 Message.writeError(id: id, error: .unknownSubscription, to: &connection.output)
             }
             return

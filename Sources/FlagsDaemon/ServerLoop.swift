@@ -48,6 +48,7 @@ final class ServerLoop: @unchecked Sendable {
     let gate: AcceptGate
     let router: RequestRouter
     let metrics: ServerMetrics
+    let propagation: PropagationTracker
     let subscriptions: SubscriptionTable
     var limits: ServerLimits
     let logger: Logger
@@ -78,6 +79,7 @@ final class ServerLoop: @unchecked Sendable {
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
+        self.propagation = PropagationTracker(metrics: metrics)
         self.subscriptions = SubscriptionTable(metrics: metrics)
         self.heartbeat = heartbeat
         let epoll = try Epoll()
@@ -221,17 +223,17 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     /// Takes a newer snapshot and tells the subscriptions what changed (R9); a change that reached a subscriber
-    /// adds the time since the store made it to the propagation histogram, once every write of it has returned.
+    /// goes to the propagation histogram once every connection it was queued on has written it.
     private func apply(_ update: FlagUpdate, madeAt: UInt64) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
         let notified = subscriptions.fanOut(update, to: Array(connections.values), expiresAt: router.expiresAt) {
             settle($0)
         }
-        if notified > 0 {
-            let now = Self.now()
-            metrics.propagated(after: Double(now > madeAt ? now - madeAt : 0) / 1e9)
-        }
+        guard !notified.isEmpty else { return }
+        // A connection that closed during the fan-out is no longer in the table and holds nothing to wait for.
+        let unsent = notified.filter { connections[$0.fd] === $0 && $0.pendingBytes > 0 }.map(\.id)
+        propagation.queued(madeAt: madeAt, unsent: Set(unsent), now: Self.now())
     }
 
     // MARK: Time

@@ -98,14 +98,15 @@ final class SubscriptionTable {
     /// over the connections; `settle` runs once for each connection that has subscriptions.
     ///
     /// The part of the notification after the subscription id is encoded once for all subscribers of every key
-    /// and shared by reference; subscriptions to chosen keys get their own. Returns how many notifications it queued.
+    /// and shared by reference; subscriptions to chosen keys get their own. Returns the connections it queued a
+    /// notification on.
     @discardableResult
     func fanOut(
         _ update: FlagUpdate, to connections: [Connection], expiresAt: () -> JSONValue,
         settle: (Connection) -> Void
-    ) -> Int {
-        guard count > 0 else { return 0 }
-        var notified = 0
+    ) -> [Connection] {
+        guard count > 0 else { return [] }
+        var notified: [Connection] = []
         let expiresAt = expiresAt()
         let encoded = update.snapshot.encoded
         let revision = update.snapshot.revision
@@ -121,6 +122,7 @@ final class SubscriptionTable {
         }
         var everyKey: ByteChunk?
         for connection in connections where !connection.subscriptions.isEmpty {
+            var queued = false
             for subscription in connection.subscriptions {
                 let chunk: ByteChunk
                 if let keys = subscription.keys {
@@ -131,7 +133,7 @@ final class SubscriptionTable {
                     chunk = everyKey ?? tail(for: update.diff)
                     everyKey = chunk
                 }
-                notified += 1
+                queued = true
                 FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output)
                 if chunk.count < 512 {
                     connection.output.append(contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
@@ -139,6 +141,7 @@ final class SubscriptionTable {
                     connection.append(shared: chunk)
                 }
             }
+            if queued { notified.append(connection) }
             settle(connection)
         }
         return notified

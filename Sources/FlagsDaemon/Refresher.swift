@@ -140,9 +140,12 @@ actor Refresher {
         }
         if due.expireFlags {
             logger.warning("the stored flags are older than CacheMaxAge and are no longer served (R15)")
+            expired = true
+            // Status first, then listeners, as for a fetch: a client that reads `status` or `explain` on the
+            // removal sees the flags gone, not a fetch time that no longer holds.
+            publish()
             store.replace(with: FlagSet())
             removeCache()
-            expired = true
         }
         publish()
         guard !due.refresh.isEmpty else { return }

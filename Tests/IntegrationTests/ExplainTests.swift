@@ -86,6 +86,28 @@ import Testing
         #expect(result["nextRefreshAt"]?.stringValue != nil)
     }
 
+    @Test("Flags that reached CacheMaxAge while the server was unreachable read as expired (R15)")
+    func expired() throws {
+        let server = try FakePushwooshServer.start()
+        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        server.setDefaultReply(.status(503), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "1s"])
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        let listener = try SocketSession(socketPath: daemon.socketPath)
+        _ = try listener.result("listen", ["keys": ["new_checkout"]])
+        #expect(listener.nextNotification(timeout: .seconds(5))?["params"]?["removed"] == ["new_checkout"])
+        let result = try Self.explain("new_checkout", on: session)
+        let status = try session.result("status")
+        #expect(result["absence"] == "expired", "\(result) \(String(describing: status))")
+        #expect(result["changedAtRevision"] == 2)
+        #expect(result["fetchedAt"] == .null)
+    }
+
     @Test("Without the file there are no flags yet")
     func noFileNoFlags() throws {
         let daemon = try DaemonProcess.serving(nil)

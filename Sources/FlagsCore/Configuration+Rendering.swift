@@ -62,6 +62,8 @@ extension Configuration {
         case .maxSubscriptions: String(maxSubscriptions)
         case .maxListenKeys: String(maxListenKeys)
         case .logLevel: logLevel.rawValue
+        case .metricsFile: metricsFile
+        case .metricsInterval: metricsInterval.systemdTimeSpan
         }
     }
 
@@ -107,6 +109,7 @@ extension Configuration {
         case .userID: "the HWID, until a client sets one"
         case .deviceType: "unset: device_type is left out"
         case .localFlagsFile: usesLocalSource ? "unset: no local flags to serve" : "unset"
+        case .metricsFile: "unset: no metrics file is written"
         default: "unset"
         }
     }

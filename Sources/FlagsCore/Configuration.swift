@@ -49,6 +49,10 @@ public struct Configuration: Sendable, Equatable {
     /// starts, and a subscription to every key counts nothing.
     public var maxListenKeys: Int = 1024
     public var logLevel: LogLevel = .info
+    /// Where the daemon writes its metrics in the Prometheus text format for node_exporter's textfile
+    /// collector, replacing the file atomically every `metricsInterval`; nil: no file.
+    public var metricsFile: String?
+    public var metricsInterval: Duration = .seconds(15)
 
     public init() {}
 

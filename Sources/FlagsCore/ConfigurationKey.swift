@@ -34,6 +34,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case maxSubscriptions = "MaxSubscriptions"
     case maxListenKeys = "MaxListenKeys"
     case logLevel = "LogLevel"
+    case metricsFile = "MetricsFile"
+    case metricsInterval = "MetricsInterval"
 
     /// The section the key belongs in.
     public var section: ConfigurationSection {
@@ -44,7 +46,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .lifecycle, .localFlagsFile, .retryBackoff:
             .featureFlags
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
-            .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel:
+            .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel, .metricsFile, .metricsInterval:
             .daemon
         }
     }

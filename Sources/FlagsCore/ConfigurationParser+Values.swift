@@ -109,6 +109,12 @@ extension ConfigurationParser {
                 return "invalid log level '\(shown)' for \(name) (expected debug, info, notice, warning or err)"
             }
             configuration.logLevel = level
+        case .metricsFile:
+            guard value.hasPrefix("/") else { return "invalid path '\(shown)' for \(name) (must be absolute)" }
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.metricsFile = value
+        case .metricsInterval:
+            return setDuration(value, name: name, allowingZero: false, at: \.metricsInterval, in: &configuration)
         }
         return nil
     }

@@ -227,6 +227,8 @@ public struct ConfigurationParser: Sendable {
         case .maxSubscriptions: configuration.maxSubscriptions = defaults.maxSubscriptions
         case .maxListenKeys: configuration.maxListenKeys = defaults.maxListenKeys
         case .logLevel: configuration.logLevel = defaults.logLevel
+        case .metricsFile: configuration.metricsFile = defaults.metricsFile
+        case .metricsInterval: configuration.metricsInterval = defaults.metricsInterval
         }
     }
 

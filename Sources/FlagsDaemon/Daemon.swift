@@ -47,13 +47,17 @@ public final class Daemon: Sendable {
                 ["FILES": stale.joined(separator: ",")])
         }
         let store = FlagStore()
+        // Before anything fills the store, so that it sees every change since the start.
+        let changes = FlagChangeLog(observing: store)
+        let metrics = DaemonMetrics()
         let reloader = Reloader(
             configuration: configuration,
             load: load,
             environment: environment,
             store: store,
             stateDirectory: stateDirectory,
-            logger: logger
+            logger: logger,
+            metrics: metrics
         )
         await reloader.prepare()
 
@@ -64,7 +68,7 @@ public final class Daemon: Sendable {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
-                handler: DaemonController(store: store, reloader: reloader),
+                handler: DaemonController(store: store, reloader: reloader, changes: changes, metrics: metrics),
                 limits: ServerLimits(configuration),
                 access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,
@@ -90,7 +94,10 @@ public final class Daemon: Sendable {
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
         // requests to Pushwoosh are not worth waiting for at shutdown, their callers get status 0 at once, and
         // then the server answers the lines it holds. The status updates and the clock watcher stop last.
-        let services: [any Service] = [server, reloader, status] + (clockWatcher.map { [$0] } ?? [])
+        // The metrics file's writer asks the server for its text, so it stops before the server does.
+        let metricsWriter = MetricsFileWriter(server: server, reloader: reloader, logger: logger)
+        let services: [any Service] =
+            [server, reloader, status] + (clockWatcher.map { [$0] } ?? []) + [metricsWriter]
         await ServiceGroup(services).run {
             for await number in signals {
                 if number == SIGHUP {

@@ -10,10 +10,18 @@ import UnixIO
 public final class DaemonController: Sendable {
     private let store: FlagStore
     private let reloader: Reloader
+    /// When each key last changed, for `explain`.
+    private let changes: FlagChangeLog
+    /// Refreshes and impressions, for `metrics`.
+    let metrics: DaemonMetrics
 
-    init(store: FlagStore, reloader: Reloader) {
+    /// `changes` should observe the store from its start; without it, one begins observing now.
+    init(store: FlagStore, reloader: Reloader, changes: FlagChangeLog? = nil, metrics: DaemonMetrics = DaemonMetrics())
+    {
         self.store = store
         self.reloader = reloader
+        self.changes = changes ?? FlagChangeLog(observing: store)
+        self.metrics = metrics
     }
 
     /// The stack `status` reads, without waiting for a reload.
@@ -45,6 +53,45 @@ public final class DaemonController: Sendable {
         status.expiresAt =
             FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus, clock: clock).stringValue
         return status
+    }
+
+    /// `explain` for `key` in `snapshot`; the router fills in the subscriptions, which the server owns.
+    func explain(key: String, snapshot: FlagSnapshot) -> ExplainResult {
+        let stack = self.stack
+        let explainer = FlagExplainer(
+            snapshot: snapshot, status: status(), ageSeconds: ageSeconds(stack),
+            expired: stack.refresher.status.withLock(\.expired),
+            changes: changes)
+        return explainer.explain(key: key) { Self.source(of: $0, servedBy: stack) }
+    }
+
+    /// Where a served flag's value comes from, as `explain` names it: `file` or `pushwoosh`.
+    ///
+    /// The one place that decides it, so that another layer (a local override) is added here.
+    static func source(of flag: Flag, servedBy stack: SourceStack) -> String {
+        stack.local != nil ? "file" : "pushwoosh"
+    }
+
+    /// Seconds since the flags served were fetched (Pushwoosh) or read (the file); nil when there are none.
+    func ageSeconds(_ stack: SourceStack) -> Double? {
+        if let local = stack.local {
+            return local.loadedAt.map { max(0, stack.refresher.clock.wallNow() - $0.timeIntervalSince1970) }
+        }
+        let fetchedAt = stack.refresher.status.withLock(\.fetchedAt)
+        return fetchedAt.map { max(0, stack.refresher.clock.bootNow() - $0) }
+    }
+
+    /// The `metrics` families: the server's counters (read on its thread) with the daemon's.
+    func metricFamilies(server: ServerMetrics, snapshot: FlagSnapshot, connections: Int, subscriptions: Int)
+        -> [MetricFamily]
+    {
+        let stack = self.stack
+        let refresher = stack.refresher.status.withLock { $0 }
+        return DaemonMetricFamilies(
+            server: server, daemon: metrics.current, flags: snapshot.flags.count, revision: snapshot.revision,
+            ageSeconds: ageSeconds(stack), stale: refresher.stale, partial: refresher.partial,
+            connections: connections, subscriptions: subscriptions, overrides: 0
+        ).families
     }
 
     /// `status.expiresAt`, which `listen` replies and `flagsChanged` notifications carry too.
@@ -85,6 +132,7 @@ public final class DaemonController: Sendable {
         let outcome = await onActiveStack(
             { await $0.impressions.logImpression(key: key) },
             again: { if case .failed = $0 { true } else { false } })
+        metrics.impression(outcome.result.outcome)
         return .success(outcome.result)
     }
 

@@ -40,6 +40,7 @@ extension Refresher {
         generation += 1
         if case .fetching(_, let task) = phase { task.cancel() }
         phase = .idle
+        expired = false
         if fetcher.persists {
             store.replace(with: FlagSet())
             removeCache()

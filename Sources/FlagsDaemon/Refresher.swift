@@ -38,6 +38,8 @@ actor Refresher {
     private let jitter: @Sendable () -> Double
     let logger: Logger
     let onSessionStart: @Sendable (Int) -> Void
+    /// Counts every request that ended, by trigger and outcome, for `metrics`.
+    let metrics: DaemonMetrics
 
     var policy: RefreshPolicy
     var userId: String
@@ -52,6 +54,8 @@ actor Refresher {
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
     private var cacheError: (reason: String, at: Double)?
+    /// True from the moment the flags reached `CacheMaxAge` (R15) until flags are served again, for `explain`.
+    var expired = false
     /// Ends the loop's sleep when a call changed what the policy waits for.
     private let wakes = WakeSignal()
 
@@ -71,8 +75,10 @@ actor Refresher {
         bootID: String? = Systemd.bootID(),
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger,
+        metrics: DaemonMetrics = DaemonMetrics(),
         onSessionStart: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
+        self.metrics = metrics
         self.fetcher = fetcher
         self.store = store
         self.cache = CacheTimes(file: FlagCache(directory: stateDirectory), bootID: bootID)
@@ -134,6 +140,10 @@ actor Refresher {
         }
         if due.expireFlags {
             logger.warning("the stored flags are older than CacheMaxAge and are no longer served (R15)")
+            expired = true
+            // Status first, then listeners, as for a fetch: a client that reads `status` or `explain` on the
+            // removal sees the flags gone, not a fetch time that no longer holds.
+            publish()
             store.replace(with: FlagSet())
             removeCache()
         }
@@ -145,7 +155,7 @@ actor Refresher {
             return
         }
         logger.debug("automatic refresh", ["TRIGGERS": due.refresh.map(\.rawValue).sorted().joined(separator: ",")])
-        _ = await fetch(automatic: true)
+        _ = await fetch(automatic: true, trigger: due.refresh.map(\.rawValue).sorted().joined(separator: "+"))
     }
 
     /// One sleep on the boot clock until `deadline`, ended early by a wake signal or by cancellation.
@@ -181,7 +191,8 @@ actor Refresher {
     /// One request in flight per user, shared by every trigger that arrives while it runs (R10).
     /// A request a caller prompts waits for the policy's spacing (one a second), and everyone who asks in the
     /// meantime shares it.
-    func fetch(automatic: Bool) async -> FetchResult {
+    /// `trigger` names what asked, for `metrics`: the policy's triggers, or `call` for a caller's `refresh`.
+    func fetch(automatic: Bool, trigger: String = "call") async -> FetchResult {
         switch phase {
         case .retired: return .failed(Self.retiredError)
         case .fetching(let generation, let task) where generation == self.generation: return await task.value
@@ -190,12 +201,12 @@ actor Refresher {
         let now = clock.bootNow()
         let delay = automatic ? 0 : policy.earliestCallerRequest(now: now) - now
         // Unstructured because callers share it: the one who started it may go while others still wait on it.
-        let task = Task { await self.performFetch(automatic: automatic, after: delay) }
+        let task = Task { await self.performFetch(automatic: automatic, trigger: trigger, after: delay) }
         phase = .fetching(generation: generation, task: task)
         return await task.value
     }
 
-    private func performFetch(automatic: Bool, after delay: Double) async -> FetchResult {
+    private func performFetch(automatic: Bool, trigger: String, after delay: Double) async -> FetchResult {
         if delay > 0 {
             let generation = self.generation
             await clock.sleep(until: clock.bootNow() + delay)
@@ -216,10 +227,12 @@ actor Refresher {
         let now = clock.bootNow()
         switch result {
         case .success(let response):
+            metrics.refreshed(trigger: trigger, outcome: response.partial ? "partial" : "complete", status: 200)
             cache.replacedInMemory()
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
+            expired = false
             // status first, then listeners: a client that reads status on a change sees the new fetch time.
             publish()
             if !fetcher.appliesFlags { store.replace(with: FlagSet(response.flags)) }
@@ -247,6 +260,7 @@ actor Refresher {
             publish()
             return .fetched
         case .failure(let error):
+            metrics.refreshed(trigger: trigger, outcome: "failed", status: error.status)
             policy.requestFinished(.failed, automatic: automatic, now: now, jitter: jitter())
             lastError = (error.status, now)
             logger.warning(
@@ -289,7 +303,8 @@ actor Refresher {
             sessionStartedAt: policy.sessionStartedAt,
             session: policy.session,
             problem: fetcher.problem,
-            cacheError: cacheError
+            cacheError: cacheError,
+            expired: expired
         )
         status.withLock { $0 = snapshot }
     }

@@ -22,6 +22,8 @@ struct RefresherStatus: Sendable, Equatable {
     var problem: String?
     /// Why the disk cache could not be written (or removed) the last time, until a write succeeds.
     var cacheError: (reason: String, at: Double)?
+    /// The flags reached `CacheMaxAge` and are no longer served (R15); false again once flags are served.
+    var expired = false
 
     static func == (lhs: RefresherStatus, rhs: RefresherStatus) -> Bool {
         lhs.userId == rhs.userId && lhs.fetchedAt == rhs.fetchedAt && lhs.stale == rhs.stale
@@ -30,7 +32,7 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.foreground == rhs.foreground && lhs.sessionStartedAt == rhs.sessionStartedAt
             && lhs.session == rhs.session && lhs.problem == rhs.problem
             && lhs.cacheMaxAge == rhs.cacheMaxAge && lhs.cacheError?.reason == rhs.cacheError?.reason
-            && lhs.cacheError?.at == rhs.cacheError?.at
+            && lhs.cacheError?.at == rhs.cacheError?.at && lhs.expired == rhs.expired
     }
 
     /// Fills in the `status` members this part of the daemon owns, with wall times read from `clock` now.

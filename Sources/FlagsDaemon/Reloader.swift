@@ -23,6 +23,8 @@ actor Reloader: Service {
     private let store: FlagStore
     private let stateDirectory: StateDirectory
     private let logger: Logger
+    /// Handed to every stack, so that the counters outlive reloads.
+    private let metrics: DaemonMetrics
     private let queue = ReloadQueue<Result<Void, ConfigurationErrors>>()
     private let swaps = AsyncStream.makeStream(of: Swap.self)
     private var server: SocketServer?
@@ -41,12 +43,14 @@ actor Reloader: Service {
         environment: [String: String],
         store: FlagStore,
         stateDirectory: StateDirectory,
-        logger: Logger
+        logger: Logger,
+        metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.stacks = StackGate(
             SourceStack(
                 configuration: configuration, environment: environment, store: store,
-                stateDirectory: stateDirectory, logger: logger))
+                stateDirectory: stateDirectory, logger: logger, metrics: metrics))
+        self.metrics = metrics
         self.configuration = configuration
         self.load = load
         self.environment = environment
@@ -165,7 +169,7 @@ actor Reloader: Service {
         // Built after the old stack is retired: it reads the user id the old one can no longer change.
         let stack = SourceStack(
             configuration: configuration, environment: environment, store: store,
-            stateDirectory: stateDirectory, logger: logger)
+            stateDirectory: stateDirectory, logger: logger, metrics: metrics)
         if stack.identity != old.identity {
             logger.notice("the flag source changed; flags of the previous one are no longer served (R7)")
         }

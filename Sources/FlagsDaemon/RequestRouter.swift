@@ -22,13 +22,16 @@ final class RequestRouter {
     private let controller: DaemonController
     private let subscriptions: SubscriptionTable
     private let logger: Logger
+    /// Requests and errors, counted on this thread.
+    let metrics: ServerMetrics
     private let submit: @Sendable (Work) -> Void
     private var refusedCalls = LogThrottle()
 
     init(
         access: AccessPolicy, controller: DaemonController, subscriptions: SubscriptionTable, logger: Logger,
-        submit: @escaping @Sendable (Work) -> Void
+        metrics: ServerMetrics = ServerMetrics(), submit: @escaping @Sendable (Work) -> Void
     ) {
+        self.metrics = metrics
         self.access = access
         self.controller = controller
         self.subscriptions = subscriptions
@@ -52,6 +55,7 @@ final class RequestRouter {
         switch Request.decode(line) {
         case .failure(let failure):
             if let id = RequestID(echoing: failure.id, in: line) {
+                metrics.error(failure.error)
                 Message.writeError(id: id, error: failure.error, to: &connection.output)
             }
             return
@@ -64,12 +68,23 @@ final class RequestRouter {
         do {
             call = try Call(method: request.method, params: request.params)
         } catch {
-            if let id = requestID { Message.writeError(id: id, error: error, to: &connection.output) }
+            if let id = requestID {
+                metrics.error(error)
+                Message.writeError(id: id, error: error, to: &connection.output)
+            }
             return
+        }
+        // `get` and `isEnabled` are counted where the fast scanner's are, in `answer`.
+        switch call {
+        case .get, .isEnabled: break
+        default: metrics.request(call)
         }
         if let refusal = permissionError(for: call, on: connection) {
             noteRefusedCall(call, on: connection)
-            if let id = requestID { Message.writeError(id: id, error: refusal, to: &connection.output) }
+            if let id = requestID {
+                metrics.error(refusal)
+                Message.writeError(id: id, error: refusal, to: &connection.output)
+            }
             return
         }
         let controller = self.controller
@@ -109,6 +124,15 @@ final class RequestRouter {
             hand(connection, requestID) { await controller.pushRegistered() }
         case .reload:
             hand(connection, requestID) { await controller.reload() }
+        case .explain(let key):
+            guard let id = requestID else { return }
+            var result = controller.explain(key: key, snapshot: snapshot)
+            result.subscriptions = subscriptions.count(forKey: key)
+            Message.writeResult(id: id, result: result, to: &connection.output)
+        case .metrics(let format):
+            guard let id = requestID else { return }
+            let text = metricsText(format: format, snapshot: snapshot, openConnections: openConnections)
+            Message.writeResult(id: id, result: MetricsResult(text: text), to: &connection.output)
         }
     }
 
@@ -116,14 +140,24 @@ final class RequestRouter {
     private func answer(_ request: FastRequest, on connection: Connection, snapshot: FlagSnapshot) {
         switch request {
         case .get(let id, let key):
+            metrics.fastGets &+= 1
             GetResult.writeLine(id: id, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output)
         case .isEnabled(let id, let key, let fallback):
+            metrics.fastIsEnabled &+= 1
             let flag = snapshot.flags[key]
             IsEnabledResult.writeLine(
                 id: id, enabled: flag?.isEnabled ?? fallback, found: flag != nil, to: &connection.output)
         case .getAll(let id):
+            metrics.fastGetAll &+= 1
             connection.writeListing(id: RequestID(text: id), subscription: nil, snapshot: snapshot)
         }
+    }
+
+    /// The `metrics` text: this thread's counters and gauges with the controller's.
+    func metricsText(format: MetricsFormat, snapshot: FlagSnapshot, openConnections: Int) -> String {
+        let families = controller.metricFamilies(
+            server: metrics, snapshot: snapshot, connections: openConnections, subscriptions: subscriptions.count)
+        return MetricsExposition.text(families, format: format)
     }
 
     /// Hands a method that may wait to the async side; the connection's later lines wait for its answer.

@@ -75,6 +75,7 @@ extension ServerLoop {
             case .needMore:
                 return
             case .tooLong:
+                metrics.error(.lineTooLong(limit: limits.maxLineBytes))
                 Message.writeError(
                     id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output)
                 connection.closeAfterFlush = true
@@ -118,6 +119,7 @@ extension ServerLoop {
             closeConnection(connection)
             return
         }
+        if !propagation.isIdle, connection.pendingBytes == 0 { propagation.written(connection.id, now: Self.now()) }
         let overrun = limits.isOverrun(
             pending: connection.pendingBytes, flagSetBytes: snapshot.encodedList.count,
             firstMessage: connection.unsentOfFirstMessage)
@@ -148,6 +150,7 @@ extension ServerLoop {
         guard connections[connection.fd] === connection else { return }
         connections[connection.fd] = nil
         subscriptions.remove(connection)
+        if !propagation.isIdle { propagation.written(connection.id, now: Self.now()) }
         epoll.remove(connection.fd)
         close(connection.fd)
         // A descriptor is free again: a connection waiting in the backlog may now be accepted.

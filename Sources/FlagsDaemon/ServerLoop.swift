@@ -18,7 +18,10 @@ import UnixIO
 final class ServerLoop: @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
-        case update(FlagUpdate)
+        /// `at`: when the store made the change (`now()`), from which its propagation is measured.
+        case update(FlagUpdate, at: UInt64)
+        /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
+        case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
         case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case access(AccessPolicy)
@@ -44,7 +47,9 @@ final class ServerLoop: @unchecked Sendable {
     let epoll: Epoll
     let gate: AcceptGate
     let router: RequestRouter
-    let subscriptions = SubscriptionTable()
+    let metrics: ServerMetrics
+    let propagation: PropagationTracker
+    let subscriptions: SubscriptionTable
     var limits: ServerLimits
     let logger: Logger
     private let heartbeat: Heartbeat?
@@ -72,6 +77,10 @@ final class ServerLoop: @unchecked Sendable {
     ) throws(SystemError) {
         self.limits = limits
         self.logger = logger
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        self.propagation = PropagationTracker(metrics: metrics)
+        self.subscriptions = SubscriptionTable(metrics: metrics)
         self.heartbeat = heartbeat
         let epoll = try Epoll()
         let wake: EventFD
@@ -85,12 +94,13 @@ final class ServerLoop: @unchecked Sendable {
         self.wake = wake
         self.gate = AcceptGate(listenFD: listenFD, epoll: epoll, logger: logger)
         self.router = RequestRouter(
-            access: access, controller: controller, subscriptions: subscriptions, logger: logger, submit: submit)
+            access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
+            submit: submit)
         self.snapshot = FlagSnapshot.initial
         try epoll.add(wake.descriptor, events: .input)
         try epoll.add(listenFD, events: .input)
         // Observe before reading the snapshot so that no update falls between the two.
-        self.snapshot = store.observe { [weak self] update in self?.post(.update(update)) }
+        self.snapshot = store.observe { [weak self] update in self?.post(.update(update, at: Self.now())) }
     }
 
     deinit {
@@ -149,6 +159,19 @@ final class ServerLoop: @unchecked Sendable {
         }
         for connection in connections.values { closeConnection(connection) }
         gate.stop()
+        answerLeftoverMail()
+    }
+
+    /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
+    /// for a loop that is gone. (Nothing else in the inbox needs one.)
+    private func answerLeftoverMail() {
+        let messages = inbox.withLock { inbox in
+            defer { inbox.removeAll() }
+            return inbox
+        }
+        for case .metrics(let format, let reply) in messages {
+            reply(router.metricsText(format: format, snapshot: snapshot, openConnections: 0))
+        }
     }
 
     private func drainInbox() {
@@ -159,7 +182,9 @@ final class ServerLoop: @unchecked Sendable {
         }
         for message in messages {
             switch message {
-            case .update(let update): apply(update)
+            case .update(let update, let madeAt): apply(update, madeAt: madeAt)
+            case .metrics(let format, let reply):
+                reply(router.metricsText(format: format, snapshot: snapshot, openConnections: connections.count))
             case .completion(let id, let requestID, let result):
                 complete(connectionID: id, requestID: requestID, result: result)
             case .limits(let newLimits): limits = newLimits
@@ -188,18 +213,27 @@ final class ServerLoop: @unchecked Sendable {
         if let requestID {
             switch result {
             case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output)
-            case .failure(let error): Message.writeError(id: requestID, error: error, to: &connection.output)
+            case .failure(let error):
+                metrics.error(error)
+                Message.writeError(id: requestID, error: error, to: &connection.output)
             }
         }
         processLines(connection)
         settle(connection)
     }
 
-    /// Takes a newer snapshot and tells the subscriptions what changed (R9).
-    private func apply(_ update: FlagUpdate) {
+    /// Takes a newer snapshot and tells the subscriptions what changed (R9); a change that reached a subscriber
+    /// goes to the propagation histogram once every connection it was queued on has written it.
+    private func apply(_ update: FlagUpdate, madeAt: UInt64) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
-        subscriptions.fanOut(update, to: Array(connections.values), expiresAt: router.expiresAt) { settle($0) }
+        let notified = subscriptions.fanOut(update, to: Array(connections.values), expiresAt: router.expiresAt) {
+            settle($0)
+        }
+        guard !notified.isEmpty else { return }
+        // A connection that closed during the fan-out is no longer in the table and holds nothing to wait for.
+        let unsent = notified.filter { connections[$0.fd] === $0 && $0.pendingBytes > 0 }.map(\.id)
+        propagation.queued(madeAt: madeAt, unsent: Set(unsent), now: Self.now())
     }
 
     // MARK: Time

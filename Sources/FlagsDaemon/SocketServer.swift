@@ -1,3 +1,4 @@
+import FlagsProtocol
 import Foundation
 public import UnixIO
 
@@ -71,6 +72,13 @@ public final class SocketServer: Service {
     /// Applies new limits (a reload); connections already open keep their line limit.
     public func update(limits: ServerLimits) {
         loop.post(.limits(limits))
+    }
+
+    /// The `metrics` text, rendered on the loop's thread where its counters live.
+    func metricsText(format: MetricsFormat) async -> String {
+        await withCheckedContinuation { done in
+            loop.post(.metrics(format, reply: { done.resume(returning: $0) }))
+        }
     }
 
     /// Applies a new `ControlGroups` policy (a reload).

@@ -27,7 +27,8 @@ final class SourceStack: Sendable {
         environment: [String: String],
         store: FlagStore,
         stateDirectory: StateDirectory,
-        logger: Logger
+        logger: Logger,
+        metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.configuration = configuration
         self.store = store
@@ -58,7 +59,8 @@ final class SourceStack: Sendable {
             stateDirectory: stateDirectory,
             configuration: configuration,
             hwid: hwid,
-            logger: logger
+            logger: logger,
+            metrics: metrics
         )
         self.refresher = refresher
         self.impressions = ImpressionReporter(fetcher: fetcher, store: store, logger: logger) {

@@ -10,6 +10,31 @@ final class SubscriptionTable {
     /// Subscriptions open on every connection, for `status`.
     private(set) var count = 0
     private var nextID = 1
+    /// Subscriptions to every key, and to each chosen key, for `explain`; kept as subscriptions come and go so
+    /// that a question about one key does not walk every connection.
+    private var everyKeyCount = 0
+    private var keyCounts: [FlagKey: Int] = [:]
+    private let metrics: ServerMetrics
+
+    init(metrics: ServerMetrics = ServerMetrics()) {
+        self.metrics = metrics
+    }
+
+    /// The subscriptions that hear of changes of `key`: those to every key and those that chose it.
+    func count(forKey key: String) -> Int {
+        everyKeyCount + (keyCounts[FlagKey(key)] ?? 0)
+    }
+
+    private func track(_ keys: Set<FlagKey>?, _ delta: Int) {
+        guard let keys else {
+            everyKeyCount += delta
+            return
+        }
+        for key in keys {
+            let next = (keyCounts[key] ?? 0) + delta
+            keyCounts[key] = next > 0 ? next : nil
+        }
+    }
 
     /// Opens a subscription to `keys` (nil: every key) and answers with the listing, or refuses it past
     /// `MaxSubscriptions` or `MaxListenKeys` (`ListenKeyCost`).
@@ -19,6 +44,7 @@ final class SubscriptionTable {
     ) {
         guard connection.subscriptions.count < limits.maxSubscriptions else {
             if let requestID {
+                metrics.error(.tooManySubscriptions(limit: limits.maxSubscriptions))
                 Message.writeError(
                     id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions), to: &connection.output)
             }
@@ -30,6 +56,7 @@ final class SubscriptionTable {
             if let requestID {
                 let error = RPCError.tooManyListenKeys(
                     limit: limits.maxListenKeys, held: connection.listenKeyUnits, requested: units)
+                metrics.error(error)
                 Message.writeError(id: requestID, error: error, to: &connection.output)
             }
             return
@@ -39,6 +66,7 @@ final class SubscriptionTable {
         connection.subscriptions.append((subscription, wanted))
         connection.listenKeyUnits += units
         count += 1
+        track(wanted, 1)
         guard let requestID else { return }
         connection.writeListing(
             id: requestID, subscription: (subscription, expiresAt()), keys: wanted, snapshot: snapshot)
@@ -48,30 +76,37 @@ final class SubscriptionTable {
     func unlisten(_ connection: Connection, subscription: String, requestID: RequestID?) {
         guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
             if let id = requestID {
+                metrics.error(.unknownSubscription)
                 Message.writeError(id: id, error: .unknownSubscription, to: &connection.output)
             }
             return
         }
-        connection.listenKeyUnits -= ListenKeyCost.units(of: connection.subscriptions.remove(at: index).keys)
+        let removed = connection.subscriptions.remove(at: index)
+        connection.listenKeyUnits -= ListenKeyCost.units(of: removed.keys)
         count -= 1
+        track(removed.keys, -1)
         if let id = requestID { Message.writeResult(id: id, result: EmptyResult(), to: &connection.output) }
     }
 
     /// Forgets the subscriptions of a connection that closed.
     func remove(_ connection: Connection) {
         count -= connection.subscriptions.count
+        for subscription in connection.subscriptions { track(subscription.keys, -1) }
     }
 
     /// Queues a `flagsChanged` notification on every subscription whose keys `update` touches (R9), in one pass
     /// over the connections; `settle` runs once for each connection that has subscriptions.
     ///
     /// The part of the notification after the subscription id is encoded once for all subscribers of every key
-    /// and shared by reference; subscriptions to chosen keys get their own.
+    /// and shared by reference; subscriptions to chosen keys get their own. Returns the connections it queued a
+    /// notification on.
+    @discardableResult
     func fanOut(
         _ update: FlagUpdate, to connections: [Connection], expiresAt: () -> JSONValue,
         settle: (Connection) -> Void
-    ) {
-        guard count > 0 else { return }
+    ) -> [Connection] {
+        guard count > 0 else { return [] }
+        var notified: [Connection] = []
         let expiresAt = expiresAt()
         let encoded = update.snapshot.encoded
         let revision = update.snapshot.revision
@@ -87,6 +122,7 @@ final class SubscriptionTable {
         }
         var everyKey: ByteChunk?
         for connection in connections where !connection.subscriptions.isEmpty {
+            var queued = false
             for subscription in connection.subscriptions {
                 let chunk: ByteChunk
                 if let keys = subscription.keys {
@@ -97,6 +133,7 @@ final class SubscriptionTable {
                     chunk = everyKey ?? tail(for: update.diff)
                     everyKey = chunk
                 }
+                queued = true
                 FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output)
                 if chunk.count < 512 {
                     connection.output.append(contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
@@ -104,7 +141,9 @@ final class SubscriptionTable {
                     connection.append(shared: chunk)
                 }
             }
+            if queued { notified.append(connection) }
             settle(connection)
         }
+        return notified
     }
 }

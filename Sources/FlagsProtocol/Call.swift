@@ -16,6 +16,10 @@ public enum Call: Sendable, Equatable {
     case pushRegistered
     case status
     case reload
+    /// Why the flag `key` reads as it does (or why it is absent).
+    case explain(key: String)
+    /// The daemon's counters as exposition text.
+    case metrics(format: MetricsFormat)
 
     /// The app's state as `setAppState` reports it.
     public enum AppState: String, Sendable, Equatable {
@@ -45,13 +49,16 @@ public enum Call: Sendable, Equatable {
         case .pushRegistered: "pushRegistered"
         case .status: "status"
         case .reload: "reload"
+        case .explain: "explain"
+        case .metrics: "metrics"
         }
     }
 
     /// The params object on the wire.
     public var params: [String: JSONValue] {
         switch self {
-        case .get(let key), .logImpression(let key): ["key": .string(key)]
+        case .get(let key), .logImpression(let key), .explain(let key): ["key": .string(key)]
+        case .metrics(let format): ["format": .string(format.rawValue)]
         case .isEnabled(let key, let defaultValue): ["key": .string(key), "default": .bool(defaultValue)]
         case .listen(let keys): keys.map { ["keys": .array($0.map(JSONValue.string))] } ?? [:]
         case .unlisten(let subscription): ["subscription": .string(subscription)]
@@ -100,6 +107,17 @@ public enum Call: Sendable, Equatable {
         case "pushRegistered": self = .pushRegistered
         case "status": self = .status
         case "reload": self = .reload
+        case "explain": self = .explain(key: try Self.string("key", in: params))
+        case "metrics":
+            switch params["format"] {
+            case .none, .null?: self = .metrics(format: .openMetrics)
+            case .string(let name)?:
+                guard let format = MetricsFormat(rawValue: name) else {
+                    throw RPCError.invalidParams("format", "must be \"openmetrics\" or \"prometheus\"")
+                }
+                self = .metrics(format: format)
+            case .some: throw RPCError.invalidParams("format", "must be a string")
+            }
         default: throw RPCError.methodNotFound(method)
         }
     }

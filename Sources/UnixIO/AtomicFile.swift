@@ -12,12 +12,16 @@ public enum AtomicFile {
     /// How many temporary names one write tries before it gives up.
     public static let temporaryAttempts = 64
 
-    /// Replaces `directory/name` with `bytes` (mode 0600). The error's `call` says which step failed and on
+    /// Replaces `directory/name` with `bytes` (mode 0600 unless `mode` says otherwise, whatever the umask: a file
+    /// another user's reader needs, such as a metrics file, is 0644). The error's `call` says which step failed and on
     /// which path: `open …`, `write …`, `fsync …`, `rename to …`; the temporary file is removed after a failure.
-    public static func write(_ bytes: [UInt8], to name: String, in directory: String) throws(SystemError) {
+    public static func write(
+        _ bytes: [UInt8], to name: String, in directory: String, mode: UInt32 = 0o600
+    ) throws(SystemError) {
         let target = directory + "/" + name
         let (fd, temporary) = try createTemporary(for: name, in: directory)
         do {
+            if mode != 0o600 { try syscall("fchmod \(temporary)") { fchmod(fd, mode_t(mode)) } }
             var offset = 0
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { raw in

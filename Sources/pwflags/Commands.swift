@@ -27,6 +27,8 @@ struct Commands {
         case "set-user-id": return try setUserId()
         case "app-state": return try appState()
         case "push-registered": return try pushRegistered()
+        case "explain": return try explain()
+        case "metrics": return try metrics()
         default: throw .usage("unknown command '\(command)'; see pwflags --help")
         }
     }

@@ -19,6 +19,8 @@ enum Help {
           app-state foreground|background      report the app's state (Lifecycle=client); R8a
           push-registered                      the device registered for push; R8c
           reload                               make the daemon re-read its configuration (root only)
+          explain KEY                          why the flag reads as it does, or why it is absent
+          metrics [--format FORMAT]            counters as OpenMetrics text (or prometheus 0.0.4)
 
         Options:
           --socket PATH    the daemon's socket (default: $PWFLAGS_SOCKET, else /run/pwflagsd/pwflagsd.sock)
@@ -114,6 +116,25 @@ enum Help {
             Makes the daemon re-read its configuration and answers once the new one is applied, so that
             ExecReload=pwflags reload is synchronous. A broken configuration is refused with every problem
             (file and line) and the running one stays. Only root and the daemon's own user may reload.
+            """
+        case "explain":
+            """
+            Usage: pwflags explain KEY [--json]
+
+            Explains flag KEY on one screen: its value and where it comes from (Pushwoosh, the local file, an
+            override), what its rule id means (a matched rule, the default rule, killed), the revision at which
+            it last changed, how many subscriptions listen to it, when the flags were fetched and expire, stale
+            or partial, the last error and the next refresh. An absent key says why: no flags yet, expired, not
+            in the response, or a key that differs only in case. Exit 1 when there is no flag KEY.
+            """
+        case "metrics":
+            """
+            Usage: pwflags metrics [--format openmetrics|prometheus] [--json]
+
+            Prints the daemon's metrics: requests by method, errors by code, refreshes by trigger and outcome,
+            flags, their age, connections, subscriptions, impressions, and how long a change takes to reach
+            its subscribers. OpenMetrics text by default; prometheus is the 0.0.4 text format that
+            node_exporter's textfile collector reads (MetricsFile= writes the same).
             """
         default:
             nil

@@ -329,7 +329,7 @@ import Testing
                 "ApplicationCode", "ServerURL", "APITokenFile", "HWID", "UserID", "DeviceType", "RequestTimeout",
             ])
         #expect(ConfigurationSection.featureFlags.keys.count == 9)
-        #expect(ConfigurationSection.daemon.keys.count == 10)
+        #expect(ConfigurationSection.daemon.keys.count == 12)
     }
 }
 

@@ -43,6 +43,8 @@ import Testing
                 MaxSubscriptions=64
                 MaxListenKeys=1024
                 LogLevel=info
+                #MetricsFile= (unset: no metrics file is written)
+                MetricsInterval=15s
 
                 """)
     }

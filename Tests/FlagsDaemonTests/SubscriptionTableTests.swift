@@ -75,4 +75,24 @@ import UnixIO
         #expect(onB.output.isEmpty)
         #expect(settled.count == 2)
     }
+
+    @Test func countsTheSubscriptionsThatHearOfAKey() {
+        let table = SubscriptionTable()
+        let first = Self.connection()
+        let second = Self.connection()
+        let snapshot = FlagSnapshot(revision: 1, flags: Self.flags)
+        table.listen(
+            first, keys: ["a"], requestID: nil, limits: ServerLimits(Configuration()), snapshot: snapshot,
+            expiresAt: { .null })
+        table.listen(
+            second, keys: nil, requestID: nil, limits: ServerLimits(Configuration()), snapshot: snapshot,
+            expiresAt: { .null })
+        #expect(table.count(forKey: "a") == 2)
+        #expect(table.count(forKey: "b") == 1)
+        table.unlisten(first, subscription: "s1", requestID: nil)
+        #expect(table.count(forKey: "a") == 1)
+        table.remove(second)
+        #expect(table.count(forKey: "a") == 0)
+        #expect(table.count(forKey: "b") == 0)
+    }
 }

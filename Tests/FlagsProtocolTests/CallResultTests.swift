@@ -27,6 +27,36 @@ import Testing
         #expect(text == #"{"flag":"# + String(decoding: Self.flag.wireBytes, as: UTF8.self) + "}")
     }
 
+    @Test func explainResultRoundTripsPresentAndAbsent() throws {
+        var present = ExplainResult(key: "new_checkout")
+        present.flag = Self.flag
+        present.source = "pushwoosh"
+        present.rule = .matched
+        present.revision = 4
+        present.changedAtRevision = 2
+        present.subscriptions = 3
+        present.fetchedAt = "2026-11-30T12:00:00Z"
+        present.ageSeconds = 12.5
+        present.expiresAt = "2026-12-01T12:00:00Z"
+        present.lastError = StatusResult.LastError(status: 503, at: "2026-11-30T12:05:00Z")
+        present.nextRefreshAt = "2026-11-30T13:00:00Z"
+        _ = try roundTrip(present)
+        var absent = ExplainResult(key: "NEW_CHECKOUT")
+        absent.absence = .caseDiffers
+        absent.similarKeys = ["new_checkout"]
+        absent.stale = true
+        absent.partial = true
+        absent.problem = "broken"
+        _ = try roundTrip(absent)
+        #expect(ExplainResult.Rule(ruleId: "") == .killed)
+        #expect(ExplainResult.Rule(ruleId: "default") == .default)
+        #expect(ExplainResult.Rule(ruleId: "r_1") == .matched)
+    }
+
+    @Test func metricsResultRoundTripsItsText() throws {
+        #expect(try roundTrip(MetricsResult(text: "a 1\n# EOF\n")) == #"{"text":"a 1\n# EOF\n"}"#)
+    }
+
     @Test func theFlagObjectKeepsTheProtocolMemberOrder() {
         #expect(
             String(decoding: Self.other.wireBytes, as: UTF8.self)

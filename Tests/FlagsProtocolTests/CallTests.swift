@@ -23,7 +23,17 @@ import Testing
         ("pushRegistered", [:], .pushRegistered),
         ("status", [:], .status),
         ("reload", [:], .reload),
+        ("explain", ["key": "a"], .explain(key: "a")),
+        ("metrics", ["format": "openmetrics"], .metrics(format: .openMetrics)),
+        ("metrics", ["format": "prometheus"], .metrics(format: .prometheus)),
     ]
+
+    @Test func metricsWithoutAFormatIsOpenMetricsAndAnUnknownFormatIsInvalid() throws {
+        #expect(try Call(method: "metrics", params: [:]) == .metrics(format: .openMetrics))
+        #expect(throws: RPCError.self) { try Call(method: "metrics", params: ["format": "json"]) }
+        #expect(throws: RPCError.self) { try Call(method: "metrics", params: ["format": 1]) }
+        #expect(throws: RPCError.self) { try Call(method: "explain", params: [:]) }
+    }
 
     @Test(arguments: valid)
     func everyMethodIsTyped(method: String, params: [String: JSONValue], expected: Call) throws {

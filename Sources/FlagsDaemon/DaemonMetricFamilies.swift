@@ -1,0 +1,62 @@
+import FlagsCore
+
+/// What `metrics` reports, as metric families in a fixed order: every name, label and help text in one place.
+struct DaemonMetricFamilies {
+    let server: ServerMetrics
+    let daemon: DaemonMetrics.Counts
+    let flags: Int
+    let revision: Int
+    let ageSeconds: Double?
+    let stale: Bool
+    let partial: Bool
+    let connections: Int
+    let subscriptions: Int
+    /// Flags a local override forces; zero until overrides exist.
+    let overrides: Int
+
+    typealias Sample = MetricFamily.Sample
+
+    var families: [MetricFamily] {
+        let requests = server.requestsByMethod.sorted { $0.key < $1.key }.map {
+            Sample(labels: [("method", $0.key)], value: Double($0.value))
+        }
+        let errors = server.errors.sorted { $0.key < $1.key }.map {
+            Sample(labels: [("code", String($0.key))], value: Double($0.value))
+        }
+        let refreshes = daemon.refreshes.sorted {
+            ($0.key.trigger, $0.key.outcome, $0.key.status) < ($1.key.trigger, $1.key.outcome, $1.key.status)
+        }.map {
+            Sample(
+                labels: [("trigger", $0.key.trigger), ("outcome", $0.key.outcome), ("status", String($0.key.status))],
+                value: Double($0.value))
+        }
+        let impressions = daemon.impressions.sorted { $0.key < $1.key }.map {
+            Sample(labels: [("outcome", $0.key)], value: Double($0.value))
+        }
+        var propagation = MetricFamily(
+            name: "pwflagsd_change_propagation_seconds", kind: .histogram,
+            help: "Time from a change of the served flags (an upstream reply, a file change) to the last "
+                + "subscriber's flagsChanged notification written.")
+        propagation.histogram = server.propagation
+        return [
+            .counter("pwflagsd_requests", "Requests answered, by method.", requests),
+            .counter("pwflagsd_errors", "Error responses, by JSON-RPC code.", errors),
+            .counter(
+                "pwflagsd_refreshes",
+                "Requests to the flag source that ended, by trigger, outcome (complete, partial, failed) and "
+                    + "R11 status (200 for a reply that was used).", refreshes),
+            .counter("pwflagsd_impressions", "logImpression answers, by outcome.", impressions),
+            .gauge("pwflagsd_flags", "Flags served.", Double(flags)),
+            .gauge("pwflagsd_revision", "Revision of the served flag set since the daemon started.", Double(revision)),
+            .gauge(
+                "pwflagsd_flags_age_seconds", "Seconds since the served flags were fetched or the file read.",
+                ageSeconds),
+            .gauge("pwflagsd_flags_stale", "1 while the served flags are stale because refreshes fail.", stale ? 1 : 0),
+            .gauge("pwflagsd_flags_partial", "1 while a partial response is served (R13).", partial ? 1 : 0),
+            .gauge("pwflagsd_connections", "Open client connections.", Double(connections)),
+            .gauge("pwflagsd_subscriptions", "Open listen subscriptions.", Double(subscriptions)),
+            .gauge("pwflagsd_overrides", "Flags forced by a local override.", Double(overrides)),
+            propagation,
+        ]
+    }
+}

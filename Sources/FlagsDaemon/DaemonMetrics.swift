@@ -1,0 +1,36 @@
+import Synchronization
+
+/// The counters kept off the socket loop: refreshes by trigger and outcome, impressions by outcome.
+///
+/// One per daemon, kept across reloads (a reload builds a new refresher, and counters must not go back to
+/// zero with it); written by the refresher and the controller, read by `metrics`.
+final class DaemonMetrics: Sendable {
+    /// A refresh's labels: what started it, how it ended, and its R11 status (200 for a reply that was used).
+    struct Refresh: Hashable, Sendable {
+        var trigger: String
+        var outcome: String
+        var status: Int
+    }
+
+    struct Counts: Sendable, Equatable {
+        var refreshes: [Refresh: Int] = [:]
+        var impressions: [String: Int] = [:]
+    }
+
+    private let counts = Mutex(Counts())
+
+    init() {}
+
+    /// Counts one request to the flag source that ended.
+    func refreshed(trigger: String, outcome: String, status: Int) {
+        counts.withLock { $0.refreshes[Refresh(trigger: trigger, outcome: outcome, status: status), default: 0] += 1 }
+    }
+
+    /// Counts one `logImpression` answer by its outcome.
+    func impression(_ outcome: String) {
+        counts.withLock { $0.impressions[outcome, default: 0] += 1 }
+    }
+
+    /// The counts now.
+    var current: Counts { counts.withLock { $0 } }
+}

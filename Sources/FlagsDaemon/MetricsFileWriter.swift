@@ -1,0 +1,57 @@
+import FlagsCore
+import FlagsProtocol
+import Foundation
+import Synchronization
+import UnixIO
+
+/// Writes the metrics to `MetricsFile` every `MetricsInterval`, for node_exporter's textfile collector.
+///
+/// The file holds the Prometheus text format 0.0.4, the only one the collector reads, and is replaced atomically
+/// (a temporary file beside it, renamed over it), so that the collector never reads half a file; the temporary
+/// name does not end in `.prom`, which the collector would read. Mode 0644: the collector runs as another user.
+/// The keys are read again at every round, so that a reload turns the file on, off or elsewhere.
+final class MetricsFileWriter: Service {
+    private let server: SocketServer
+    private let reloader: Reloader
+    private let logger: Logger
+    /// The last failure logged, so that a directory that stays unwritable is logged once, not every interval.
+    private let lastProblem = Mutex<String?>(nil)
+
+    init(server: SocketServer, reloader: Reloader, logger: Logger) {
+        self.server = server
+        self.reloader = reloader
+        self.logger = logger
+    }
+
+    func run() async {
+        while !Task.isCancelled {
+            let configuration = await reloader.configuration
+            if let path = configuration.metricsFile {
+                await write(to: path)
+            }
+            try? await Task.sleep(for: configuration.metricsInterval)
+        }
+    }
+
+    /// One round: the text from the server's loop, written in place of the file.
+    func write(to path: String) async {
+        let text = await server.metricsText(format: .prometheus)
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        do {
+            try AtomicFile.write(Array(text.utf8), to: name, in: directory.isEmpty ? "/" : directory, mode: 0o644)
+            if lastProblem.withLock({ $0.take() }) != nil {
+                logger.notice("the metrics file is written again", ["METRICS_FILE": path])
+            }
+        } catch {
+            let problem = error.description
+            let isNew = lastProblem.withLock { last in
+                defer { last = problem }
+                return last != problem
+            }
+            if isNew {
+                logger.warning("cannot write the metrics file: \(problem)", ["METRICS_FILE": path])
+            }
+        }
+    }
+}

@@ -46,7 +46,9 @@ public final class Daemon: Sendable {
                 "removed the temporary files of writes a previous daemon did not finish",
                 ["FILES": stale.joined(separator: ",")])
         }
-        let store = FlagStore()
+        // Overrides apply from the first flag served: no reader ever sees the source's value of an overridden key.
+        let store = FlagStore(overrides: LocalOverrides.load(from: stateDirectory, logger: logger))
+        let overrides = LocalOverrides(store: store, directory: stateDirectory, logger: logger)
         let reloader = Reloader(
             configuration: configuration,
             load: load,
@@ -64,7 +66,7 @@ public final class Daemon: Sendable {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
-                handler: DaemonController(store: store, reloader: reloader),
+                handler: DaemonController(store: store, reloader: reloader, overrides: overrides),
                 limits: ServerLimits(configuration),
                 access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,

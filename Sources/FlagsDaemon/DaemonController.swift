@@ -10,10 +10,13 @@ import UnixIO
 public final class DaemonController: Sendable {
     private let store: FlagStore
     private let reloader: Reloader
+    /// Kept apart from the stacks: a reload or a user change keeps what was set for the device.
+    let overrides: LocalOverrides
 
-    init(store: FlagStore, reloader: Reloader) {
+    init(store: FlagStore, reloader: Reloader, overrides: LocalOverrides) {
         self.store = store
         self.reloader = reloader
+        self.overrides = overrides
     }
 
     /// The stack `status` reads, without waiting for a reload.

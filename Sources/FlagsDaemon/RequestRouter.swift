@@ -109,6 +109,13 @@ final class RequestRouter {
             hand(connection, requestID) { await controller.pushRegistered() }
         case .reload:
             hand(connection, requestID) { await controller.reload() }
+        case .setOverride(let override):
+            hand(connection, requestID) { controller.overrides.set(override) }
+        case .clearOverride(let key):
+            hand(connection, requestID) { controller.overrides.clear(key) }
+        case .listOverrides:
+            guard let id = requestID else { return }
+            Message.writeResult(id: id, result: controller.overrides.list(), to: &connection.output)
         }
     }
 

@@ -27,6 +27,7 @@ struct Commands {
         case "set-user-id": return try setUserId()
         case "app-state": return try appState()
         case "push-registered": return try pushRegistered()
+        case "override": return try override()
         default: throw .usage("unknown command '\(command)'; see pwflags --help")
         }
     }

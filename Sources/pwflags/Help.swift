@@ -19,6 +19,7 @@ enum Help {
           app-state foreground|background      report the app's state (Lifecycle=client); R8a
           push-registered                      the device registered for push; R8c
           reload                               make the daemon re-read its configuration (root only)
+          override set|clear|list [KEY]        force a flag on this device for testing, and put it back
 
         Options:
           --socket PATH    the daemon's socket (default: $PWFLAGS_SOCKET, else /run/pwflagsd/pwflagsd.sock)
@@ -114,6 +115,18 @@ enum Help {
             Makes the daemon re-read its configuration and answers once the new one is applied, so that
             ExecReload=pwflags reload is synchronous. A broken configuration is refused with every problem
             (file and line) and the running one stays. Only root and the daemon's own user may reload.
+            """
+        case "override":
+            """
+            Usage: pwflags override set KEY [--enabled BOOL] [--property NAME=JSON ...] [--json]
+            Usage: pwflags override clear KEY | --all [--json]
+            Usage: pwflags override list [--json]
+
+            set forces flag KEY on this device, on top of Pushwoosh or the local file, and prints the flag now
+            served: --enabled forces its state (else the source's), each --property replaces one property
+            (a JSON value: a string needs quotes). A key the source lacks is added. clear puts the source's
+            value back; list prints the overrides. Overrides survive restarts, reloads and user changes; an
+            overridden flag's impression is never sent. set and clear are limited to ControlGroups.
             """
         default:
             nil

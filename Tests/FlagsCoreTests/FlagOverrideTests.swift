@@ -21,7 +21,8 @@ import Testing
     @Test("An override of a key the source lacks adds a flag, disabled unless forced, with no source value")
     func addsAnAbsentKey() {
         let flag = FlagOverride(key: "new", properties: ["a": true]).applied(to: nil)
-        #expect(flag == Flag(key: "new", isEnabled: false, ruleId: "override", properties: ["a": true], source: .override))
+        #expect(
+            flag == Flag(key: "new", isEnabled: false, ruleId: "override", properties: ["a": true], source: .override))
         #expect(FlagOverride(key: "new", isEnabled: true).applied(to: nil).isEnabled)
     }
 

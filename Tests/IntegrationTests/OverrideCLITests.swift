@@ -15,8 +15,10 @@ import Testing
         defer { daemon.cleanUp() }
         let socket = ["--socket", daemon.socketPath]
         let set = try CLI.run(
-            socket + ["override", "set", "dark_mode", "--enabled", "true", "--property", #"theme="dark""#,
-                "--property", "contrast=2"])
+            socket + [
+                "override", "set", "dark_mode", "--enabled", "true", "--property", #"theme="dark""#,
+                "--property", "contrast=2",
+            ])
         #expect(set.status == 0, "\(set)")
         #expect(
             set.stdout
@@ -29,7 +31,11 @@ import Testing
         let json = try CLI.run(socket + ["--json", "override", "list"])
         #expect(
             try JSONValue(parsing: json.stdout)
-                == ["overrides": [["key": "dark_mode", "enabled": true, "properties": ["theme": "dark", "contrast": 2]]]])
+                == [
+                    "overrides": [
+                        ["key": "dark_mode", "enabled": true, "properties": ["theme": "dark", "contrast": 2]]
+                    ]
+                ])
         let added = try CLI.run(socket + ["override", "set", "qa_only"])
         #expect(added.stdout == "qa_only: disabled (override; not in the source)\n", "\(added)")
         let one = try CLI.run(socket + ["override", "clear", "dark_mode"])
@@ -57,7 +63,8 @@ import Testing
     @Test(
         "Usage mistakes exit 2 without calling the daemon",
         arguments: [
-            ["override"], ["override", "toggle", "k"], ["override", "set"], ["override", "set", "k", "--enabled", "maybe"],
+            ["override"], ["override", "toggle", "k"], ["override", "set"],
+            ["override", "set", "k", "--enabled", "maybe"],
             ["override", "set", "k", "--property", "color=red"], ["override", "set", "k", "--property", "=1"],
             ["override", "clear"], ["override", "clear", "k", "--all"], ["override", "list", "k"],
         ])

@@ -1,3 +1,4 @@
+import FeatureFlags
 import FlagsCore
 import FlagsProtocol
 import Foundation
@@ -51,7 +52,8 @@ import Testing
         ]
         #expect(set == ["flag": added])
         #expect(try session.keys().contains("qa_only"))
-        #expect(try session.result("isEnabled", ["key": "qa_only", "default": true]) == ["enabled": false, "found": true])
+        #expect(
+            try session.result("isEnabled", ["key": "qa_only", "default": true]) == ["enabled": false, "found": true])
         #expect(try session.result("clearOverride", ["all": true]) == ["cleared": ["qa_only"]])
         #expect(try session.get("qa_only") == .null)
     }
@@ -101,6 +103,22 @@ import Testing
         #expect(after["sourceValue"]?["ruleId"] == "r_moved")
     }
 
+    @Test("The client library's mirror shows the override, its source and the source's own value")
+    func clientLibrarySeesTheOverride() async throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let flags = FeatureFlags(socketPath: daemon.socketPath)
+        defer { flags.stop() }
+        #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
+        #expect(flags.get("dark_mode")?.source == .file)
+        _ = try SocketSession(socketPath: daemon.socketPath).result("setOverride", Self.forceDark)
+        #expect(await flags.waitUntil { $0.get("dark_mode")?.isOverridden == true })
+        let flag = try #require(flags.get("dark_mode"))
+        #expect(flag.isEnabled && flag.string(forProperty: "theme", default: nil) == "dark")
+        #expect(flag.sourceValue?.string(forProperty: "theme", default: nil) == "light")
+        #expect(flag.sourceValue?.source == .file)
+    }
+
     @Test("Overrides survive a restart: kept in the state directory, served from the first request")
     func survivesARestart() throws {
         let first = try DaemonProcess.serving(Fixtures.all)
@@ -120,7 +138,8 @@ import Testing
     func corruptFileIsIgnored() throws {
         let first = try DaemonProcess.serving(Fixtures.all)
         #expect(first.stop() == 0)
-        try Data("{\"overrides\":[{\"key\":".utf8).write(to: URL(fileURLWithPath: first.directory.file("state/overrides.json")))
+        try Data("{\"overrides\":[{\"key\":".utf8).write(
+            to: URL(fileURLWithPath: first.directory.file("state/overrides.json")))
         let second = try DaemonProcess(config: LocalFlags.config(in: first.directory), directory: first.directory)
         defer { second.cleanUp() }
         let session = try SocketSession(socketPath: second.socketPath)

@@ -68,7 +68,7 @@ extension Commands {
             Output.line("(no overrides)")
         } else {
             for override in result.overrides {
-                let state = override.isEnabled.map { $0 ? "enabled" : "disabled" } ?? "the source's state"
+                let state = override.isEnabled.map { $0 ? "enabled" : "disabled" } ?? "state from the source"
                 Output.line("\(override.key): \(state)")
                 for name in override.properties.keys.sorted() {
                     Output.line("  \(name) = \(override.properties[name, default: .null].serialized())")

@@ -130,6 +130,9 @@ import Testing
         defer { second.cleanUp() }
         let session = try SocketSession(socketPath: second.socketPath)
         #expect(try session.get("dark_mode") == Self.darkOverridden)
+        // systemctl status says it from the start.
+        let ready = second.notify.received.first { $0.contains("READY=1") }
+        #expect(ready?.contains("; 1 overridden on this device") == true, "\(String(describing: ready))")
         _ = try session.result("clearOverride", ["all": true])
         #expect(!FileManager.default.fileExists(atPath: file))
     }

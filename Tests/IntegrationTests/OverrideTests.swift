@@ -155,6 +155,29 @@ import Testing
         #expect(try JSONValue(parsing: text)["overrides"]?.arrayValue?.count == 1)
     }
 
+    @Test(
+        "A state directory that cannot take the overrides file: the override holds until the stop, the log says why",
+        .enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
+    func readOnlyStateDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let mount = try TmpfsMount(at: directory.file("state"), size: "1m")
+        try directory.write(LocalFlags.fileName, LocalFlags.text(Fixtures.all))
+        var daemon: DaemonProcess?
+        defer {
+            daemon?.stop()
+            mount.unmount()
+            directory.remove()
+        }
+        let started = try DaemonProcess(config: LocalFlags.config(in: directory), directory: directory)
+        daemon = started
+        try mount.remountReadOnly()
+        let session = try SocketSession(socketPath: started.socketPath)
+        #expect(try session.result("setOverride", Self.forceDark) == ["flag": Self.darkOverridden])
+        #expect(try session.get("dark_mode") == Self.darkOverridden)
+        #expect(started.log.contains("cannot save the overrides; they hold until the daemon stops"), "\(started.log)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("state/overrides.json")))
+    }
+
     @Test("A user change and a reload that swaps the source keep the overrides")
     func survivesAUserChangeAndAReload() throws {
         let rig = try PushwooshRig.start()

@@ -22,6 +22,23 @@ public struct FeatureFlag: Sendable, Hashable, CustomStringConvertible {
     /// The deciding rule's id: `default` when no rule matched, `""` when the flag was killed (R4, R14).
     public var ruleId: String { flag.ruleId }
 
+    /// Where the value came from: Pushwoosh, the local flags file, or an override set on this device; nil from a
+    /// daemon that does not say.
+    public var source: FlagSource? { flag.source }
+
+    /// True when an override set on this device (`pwflags override set`) forces the value.
+    public var isOverridden: Bool { flag.isOverridden }
+
+    /// An overridden flag as the source itself holds it, with the same typed reads; nil when the flag is not
+    /// overridden or the source has no such key (the override added it).
+    public var sourceValue: FeatureFlag? {
+        guard flag.isOverridden, let value = flag.sourceValue else { return nil }
+        return FeatureFlag(
+            Flag(
+                key: flag.key, isEnabled: value.isEnabled, ruleId: value.ruleId, properties: value.properties,
+                source: value.source))
+    }
+
     /// The value of a String property, or `defaultValue` when it is missing or not a string.
     ///
     /// Optional like the SDK's, so `?? "blue"` after it compiles without a warning.

@@ -46,7 +46,9 @@ public final class Daemon: Sendable {
                 "removed the temporary files of writes a previous daemon did not finish",
                 ["FILES": stale.joined(separator: ",")])
         }
-        let store = FlagStore()
+        // Overrides apply from the first flag served: no reader ever sees the source's value of an overridden key.
+        let store = FlagStore(overrides: LocalOverrides.load(from: stateDirectory, logger: logger))
+        let overrides = LocalOverrides(store: store, directory: stateDirectory, logger: logger)
         // Before anything fills the store, so that it sees every change since the start.
         let changes = FlagChangeLog(observing: store)
         let metrics = DaemonMetrics()
@@ -68,7 +70,8 @@ public final class Daemon: Sendable {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
-                handler: DaemonController(store: store, reloader: reloader, changes: changes, metrics: metrics),
+                handler: DaemonController(
+                    store: store, reloader: reloader, overrides: overrides, changes: changes, metrics: metrics),
                 limits: ServerLimits(configuration),
                 access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,

@@ -14,12 +14,17 @@ public final class DaemonController: Sendable {
     private let changes: FlagChangeLog
     /// Refreshes and impressions, for `metrics`.
     let metrics: DaemonMetrics
+    /// Kept apart from the stacks: a reload or a user change keeps what was set for the device.
+    let overrides: LocalOverrides
 
     /// `changes` should observe the store from its start; without it, one begins observing now.
-    init(store: FlagStore, reloader: Reloader, changes: FlagChangeLog? = nil, metrics: DaemonMetrics = DaemonMetrics())
-    {
+    init(
+        store: FlagStore, reloader: Reloader, overrides: LocalOverrides, changes: FlagChangeLog? = nil,
+        metrics: DaemonMetrics = DaemonMetrics()
+    ) {
         self.store = store
         self.reloader = reloader
+        self.overrides = overrides
         self.changes = changes ?? FlagChangeLog(observing: store)
         self.metrics = metrics
     }
@@ -65,11 +70,12 @@ public final class DaemonController: Sendable {
         return explainer.explain(key: key) { Self.source(of: $0, servedBy: stack) }
     }
 
-    /// Where a served flag's value comes from, as `explain` names it: `file` or `pushwoosh`.
+    /// Where a served flag's value comes from, as `explain` names it: `override`, `file` or `pushwoosh`.
     ///
-    /// The one place that decides it, so that another layer (a local override) is added here.
+    /// The flag object says it (the store marks every flag it serves); a flag without the mark is the serving
+    /// stack's.
     static func source(of flag: Flag, servedBy stack: SourceStack) -> String {
-        stack.local != nil ? "file" : "pushwoosh"
+        flag.source?.rawValue ?? (stack.local != nil ? FlagSource.file : FlagSource.pushwoosh).rawValue
     }
 
     /// Seconds since the flags served were fetched (Pushwoosh) or read (the file); nil when there are none.
@@ -90,7 +96,7 @@ public final class DaemonController: Sendable {
         return DaemonMetricFamilies(
             server: server, daemon: metrics.current, flags: snapshot.flags.count, revision: snapshot.revision,
             ageSeconds: ageSeconds(stack), stale: refresher.stale, partial: refresher.partial,
-            connections: connections, subscriptions: subscriptions, overrides: 0
+            connections: connections, subscriptions: subscriptions, overrides: store.overrides.count
         ).families
     }
 

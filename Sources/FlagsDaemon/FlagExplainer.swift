@@ -28,7 +28,7 @@ struct FlagExplainer {
         if let flag = snapshot.flags[key] {
             result.flag = flag
             result.source = source(flag)
-            result.rule = ExplainResult.Rule(ruleId: flag.ruleId)
+            result.rule = flag.isOverridden ? .override : ExplainResult.Rule(ruleId: flag.ruleId)
             return result
         }
         // R2: no folding when reading, but a person who typed the wrong case deserves to be told.

@@ -20,6 +20,7 @@ actor ImpressionReporter {
         case noFlag
         case failed(status: Int)
         case logged
+        case overridden
 
         /// The `logImpression` result that tells it.
         var result: LogImpressionResult {
@@ -29,6 +30,7 @@ actor ImpressionReporter {
             case .noFlag: .noFlag
             case .failed(let status): .failed(status: status)
             case .logged: .logged
+            case .overridden: .overridden
             }
         }
     }
@@ -95,6 +97,9 @@ actor ImpressionReporter {
 
     func logImpression(key: String) async -> Outcome {
         guard let flag = store.current.flags[key] else { return .noFlag }
+        // A QA device's forced value must never skew an experiment: nothing is sent, nor recorded as sent, so the
+        // source's own value is reported once the override is cleared.
+        guard !flag.isOverridden else { return .overridden }
         let (session, userId) = self.session()
         let impression = ImpressionLedger.Key(flag)
         switch ledger.claim(impression, session: session) {

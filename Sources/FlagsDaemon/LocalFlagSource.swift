@@ -69,7 +69,7 @@ public final class LocalFlagSource: Service {
         }
         switch Self.read(path) {
         case .success(let flags):
-            let update = store.replace(with: FlagSet(flags))
+            let update = store.replace(with: FlagSet(flags), from: .file)
             let first = state.withLock { state in
                 defer {
                     state.loadedAt = Date()

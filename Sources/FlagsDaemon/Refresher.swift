@@ -235,7 +235,7 @@ actor Refresher {
             expired = false
             // status first, then listeners: a client that reads status on a change sees the new fetch time.
             publish()
-            if !fetcher.appliesFlags { store.replace(with: FlagSet(response.flags)) }
+            if !fetcher.appliesFlags { store.replace(with: FlagSet(response.flags), from: .pushwoosh) }
             if response.partial {
                 logger.notice(
                     "Pushwoosh sent a partial response: served, not stored (R13)",

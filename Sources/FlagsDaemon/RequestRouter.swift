@@ -133,6 +133,13 @@ final class RequestRouter {
             guard let id = requestID else { return }
             let text = metricsText(format: format, snapshot: snapshot, openConnections: openConnections)
             Message.writeResult(id: id, result: MetricsResult(text: text), to: &connection.output)
+        case .setOverride(let override):
+            hand(connection, requestID) { controller.overrides.set(override) }
+        case .clearOverride(let key):
+            hand(connection, requestID) { controller.overrides.clear(key) }
+        case .listOverrides:
+            guard let id = requestID else { return }
+            Message.writeResult(id: id, result: controller.overrides.list(), to: &connection.output)
         }
     }
 

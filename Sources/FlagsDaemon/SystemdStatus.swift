@@ -14,7 +14,10 @@ final class SystemdStatus: Service {
 
     /// The line as it stands.
     func line() -> String {
-        stack().statusLine(store: store)
+        let line = stack().statusLine(store: store)
+        // A QA device must not forget what it forced: `systemctl status` says so as long as it lasts.
+        let overridden = store.overrides.count
+        return overridden == 0 ? line : line + "; \(overridden) overridden on this device"
     }
 
     /// Sends the line when it changed.

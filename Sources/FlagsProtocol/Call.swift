@@ -20,6 +20,11 @@ public enum Call: Sendable, Equatable {
     case explain(key: String)
     /// The daemon's counters as exposition text.
     case metrics(format: MetricsFormat)
+    /// Forces a flag on this device (`setOverride`).
+    case setOverride(FlagOverride)
+    /// `key` nil: every override (`{"all":true}`).
+    case clearOverride(key: String?)
+    case listOverrides
 
     /// The app's state as `setAppState` reports it.
     public enum AppState: String, Sendable, Equatable {
@@ -29,7 +34,7 @@ public enum Call: Sendable, Equatable {
     /// The methods that change the daemon's state for everyone; limited by `ControlGroups`.
     public var isControl: Bool {
         switch self {
-        case .setUserId, .setAppState, .pushRegistered: true
+        case .setUserId, .setAppState, .pushRegistered, .setOverride, .clearOverride: true
         default: false
         }
     }
@@ -51,6 +56,9 @@ public enum Call: Sendable, Equatable {
         case .reload: "reload"
         case .explain: "explain"
         case .metrics: "metrics"
+        case .setOverride: "setOverride"
+        case .clearOverride: "clearOverride"
+        case .listOverrides: "listOverrides"
         }
     }
 
@@ -64,7 +72,9 @@ public enum Call: Sendable, Equatable {
         case .unlisten(let subscription): ["subscription": .string(subscription)]
         case .setUserId(let userId): ["userId": .string(userId)]
         case .setAppState(let state): ["state": .string(state.rawValue)]
-        case .getAll, .refresh, .pushRegistered, .status, .reload: [:]
+        case .setOverride(let override): override.wireValue.objectValue ?? [:]
+        case .clearOverride(let key): key.map { ["key": .string($0)] } ?? ["all": true]
+        case .getAll, .refresh, .pushRegistered, .status, .reload, .listOverrides: [:]
         }
     }
 
@@ -118,7 +128,29 @@ public enum Call: Sendable, Equatable {
                 self = .metrics(format: format)
             case .some: throw RPCError.invalidParams("format", "must be a string")
             }
+        case "setOverride": self = .setOverride(try FlagOverride(params: params))
+        case "clearOverride": self = .clearOverride(key: try Self.overrideKey(in: params))
+        case "listOverrides": self = .listOverrides
         default: throw RPCError.methodNotFound(method)
+        }
+    }
+
+    /// `clearOverride`'s key, or nil for `{"all":true}`; both, or neither, is a mistake.
+    private static func overrideKey(in params: [String: JSONValue]) throws(RPCError) -> String? {
+        let all: Bool
+        switch params["all"] {
+        case .none, .null?: all = false
+        case .bool(let value)?: all = value
+        case .some: throw RPCError.invalidParams("all", "must be a boolean")
+        }
+        switch params["key"] {
+        case .none, .null?:
+            guard all else { throw RPCError.invalidParams("key", "is missing (or say \"all\":true)") }
+            return nil
+        case .string(let key)?:
+            guard !all else { throw RPCError.invalidParams("all", "cannot go with a key") }
+            return key
+        case .some: throw RPCError.invalidParams("key", "must be a string")
         }
     }
 

@@ -13,6 +13,8 @@ public struct ExplainResult: CallResult, Equatable {
         case `default`
         /// The flag was killed: `ruleId` is empty, the flag is disabled with its default properties.
         case killed
+        /// A local override forces the value on this device (`ruleId` is `override`); no rule decided it.
+        case override
 
         /// The rule kind a `ruleId` stands for.
         public init(ruleId: String) {

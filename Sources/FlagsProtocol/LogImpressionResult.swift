@@ -11,6 +11,8 @@ public enum LogImpressionResult: CallResult, Equatable {
     case noFlag
     /// The local flags file is the source: the impression went to the log instead.
     case logged
+    /// The flag is overridden on this device: nothing was sent, so that a QA device never skews an experiment.
+    case overridden
     /// The send failed (status 0: it was never sent); the next `logImpression` tries again.
     case failed(status: Int)
 
@@ -21,6 +23,7 @@ public enum LogImpressionResult: CallResult, Equatable {
         case .duplicate: "duplicate"
         case .noFlag: "noFlag"
         case .logged: "logged"
+        case .overridden: "overridden"
         case .failed: "failed"
         }
     }
@@ -31,6 +34,7 @@ public enum LogImpressionResult: CallResult, Equatable {
         case "duplicate": self = .duplicate
         case "noFlag": self = .noFlag
         case "logged": self = .logged
+        case "overridden": self = .overridden
         case "failed":
             guard let status = result["status"]?.integerValue else { return nil }
             self = .failed(status: status)

@@ -64,6 +64,8 @@ struct Invocation {
 struct CommandArguments {
     var positionals: [String] = []
     var options: [String: String] = [:]
+    /// Every value of each option in order, for an option that may repeat (`options` holds the last).
+    var repeated: [String: [String]] = [:]
 
     /// Reads `arguments`, allowing only `allowedOptions` (each takes a value).
     init(_ arguments: [String], allowedOptions: Set<String>, command: String) throws(Invocation.UsageError) {
@@ -77,7 +79,9 @@ struct CommandArguments {
             guard allowedOptions.contains(name) else {
                 throw Invocation.UsageError(message: "\(command) has no option \(name)")
             }
-            options[name] = try Invocation.value(for: name, inline: inline, from: &remaining)
+            let value = try Invocation.value(for: name, inline: inline, from: &remaining)
+            options[name] = value
+            repeated[name, default: []].append(value)
         }
     }
 

@@ -45,7 +45,7 @@ extension Commands {
         }
         switch result {
         case .failed, .noFlag: return .failure
-        case .sent, .duplicate, .logged: return .success
+        case .sent, .duplicate, .logged, .overridden: return .success
         }
     }
 

@@ -23,6 +23,7 @@ extension Commands {
             if !flag.properties.isEmpty { row("properties", JSONValue.object(flag.properties).serialized()) }
             row("source", sourceName(result.source))
             row("rule", ruleText(result.rule, ruleId: flag.ruleId))
+            if flag.isOverridden { row("source says", sourceValueText(flag.sourceValue)) }
         } else {
             lines.append("\(result.key): no flag (callers get their default)")
             row("why", absenceText(result))
@@ -63,11 +64,23 @@ extension Commands {
         }
     }
 
+    /// What the source itself holds for an overridden flag.
+    private static func sourceValueText(_ value: FlagValue?) -> String {
+        guard let value else { return "no such flag (the override adds it)" }
+        let rule =
+            value.ruleId.isEmpty
+            ? "killed" : value.ruleId == Flag.defaultRuleId ? "default rule" : "rule \(value.ruleId)"
+        var text = "\(value.isEnabled ? "enabled" : "disabled") (\(rule))"
+        if !value.properties.isEmpty { text += " " + JSONValue.object(value.properties).serialized() }
+        return text
+    }
+
     private static func ruleText(_ rule: ExplainResult.Rule?, ruleId: String) -> String {
         switch rule {
         case .matched: "matched rule \(ruleId)"
         case .default: "no rule matched: the default rule"
         case .killed: "killed: disabled with the default properties (R14)"
+        case .override: "none: forced by a local override (pwflags override clear puts the source's value back)"
         case nil: "-"
         }
     }

@@ -17,8 +17,7 @@ extension Commands {
 
     static func describe(_ flag: Flag, compact: Bool = false) -> String {
         let state = flag.isEnabled ? "enabled" : "disabled"
-        let rule = flag.isKilled ? "killed" : "rule \(flag.ruleId)"
-        var text = "\(flag.key): \(state) (\(rule))"
+        var text = "\(flag.key): \(state) (\(Self.origin(flag)))"
         let names = flag.properties.keys.sorted()
         if compact {
             if !flag.properties.isEmpty { text += " " + JSONValue.object(flag.properties).serialized() }
@@ -26,6 +25,15 @@ extension Commands {
         }
         for name in names { text += "\n  \(name) = \(flag.properties[name, default: .null].serialized())" }
         return text
+    }
+
+    /// The rule that decided the flag, or for an overridden flag what the source itself holds.
+    static func origin(_ flag: Flag) -> String {
+        guard flag.isOverridden else { return flag.isKilled ? "killed" : "rule \(flag.ruleId)" }
+        guard let value = flag.sourceValue else { return "override; not in the source" }
+        let rule = value.ruleId.isEmpty ? "killed" : "rule \(value.ruleId)"
+        let state = value.isEnabled ? "enabled" : "disabled"
+        return "override; \(value.source?.rawValue ?? "the source") says \(state), \(rule)"
     }
 
     /// A value as a shell script wants it: strings without quotes, everything else as JSON.

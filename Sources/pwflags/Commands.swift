@@ -29,6 +29,7 @@ struct Commands {
         case "push-registered": return try pushRegistered()
         case "explain": return try explain()
         case "metrics": return try metrics()
+        case "override": return try override()
         default: throw .usage("unknown command '\(command)'; see pwflags --help")
         }
     }

@@ -21,6 +21,7 @@ enum Help {
           reload                               make the daemon re-read its configuration (root only)
           explain KEY                          why the flag reads as it does, or why it is absent
           metrics [--format FORMAT]            counters as OpenMetrics text (or prometheus 0.0.4)
+          override set|clear|list [KEY]        force a flag on this device for testing, and put it back
 
         Options:
           --socket PATH    the daemon's socket (default: $PWFLAGS_SOCKET, else /run/pwflagsd/pwflagsd.sock)
@@ -135,6 +136,18 @@ enum Help {
             flags, their age, connections, subscriptions, impressions, and how long a change takes to reach
             its subscribers. OpenMetrics text by default; prometheus is the 0.0.4 text format that
             node_exporter's textfile collector reads (MetricsFile= writes the same).
+            """
+        case "override":
+            """
+            Usage: pwflags override set KEY [--enabled BOOL] [--property NAME=JSON ...] [--json]
+            Usage: pwflags override clear KEY | --all [--json]
+            Usage: pwflags override list [--json]
+
+            set forces flag KEY on this device, on top of Pushwoosh or the local file, and prints the flag now
+            served: --enabled forces its state (else the source's), each --property replaces one property
+            (a JSON value: a string needs quotes). A key the source lacks is added. clear puts the source's
+            value back; list prints the overrides. Overrides survive restarts, reloads and user changes; an
+            overridden flag's impression is never sent. set and clear are limited to ControlGroups.
             """
         default:
             nil

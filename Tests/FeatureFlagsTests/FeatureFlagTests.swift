@@ -14,6 +14,24 @@ import Testing
                 "layout": ["columns": 2, "dense": false, "note": nil], "steps": ["cart", "pay"],
             ]))
 
+    @Test("An overridden flag read from the wire says so, and its source value reads like a flag")
+    func overriddenFlagFromTheWire() throws {
+        let line =
+            #"{"key":"k","enabled":true,"ruleId":"override","properties":{"n":2},"source":"override","#
+            + #""sourceValue":{"enabled":false,"ruleId":"r_1","properties":{"n":1},"source":"pushwoosh"}}"#
+        let flag = FeatureFlag(try #require(Flag(wire: try JSONValue(parsing: line))))
+        #expect(flag.isOverridden)
+        #expect(flag.source == .override)
+        let source = try #require(flag.sourceValue)
+        #expect(source.key == "k" && !source.isEnabled && source.ruleId == "r_1" && source.source == .pushwoosh)
+        #expect(source.number(forProperty: "n", default: 0) == 1)
+        #expect(source.sourceValue == nil)
+        #expect(Self.flag.source == nil && Self.flag.sourceValue == nil && !Self.flag.isOverridden)
+        let added =
+            #"{"key":"k","enabled":true,"ruleId":"override","properties":{},"source":"override","sourceValue":null}"#
+        #expect(FeatureFlag(try #require(Flag(wire: try JSONValue(parsing: added)))).sourceValue == nil)
+    }
+
     @Test("Typed reads return the value or the default for a missing or mistyped property")
     func typedReads() {
         let flag = Self.flag

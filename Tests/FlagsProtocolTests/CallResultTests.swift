@@ -63,6 +63,35 @@ import Testing
                 == #"{"key":"banner","enabled":false,"ruleId":"","properties":{}}"#)
     }
 
+    @Test("An overridden flag carries its source and the source's own value, and reads back the same")
+    func overriddenFlagRoundTrips() throws {
+        let overridden = FlagOverride(key: "banner", isEnabled: true, properties: ["n": 1]).applied(
+            to: Flag(key: "banner", isEnabled: false, ruleId: "", source: .pushwoosh))
+        let text = try roundTrip(GetResult(flag: overridden))
+        #expect(
+            text
+                == #"{"flag":{"key":"banner","enabled":true,"ruleId":"override","properties":{"n":1},"source":"override","#
+                + #""sourceValue":{"enabled":false,"ruleId":"","properties":{},"source":"pushwoosh"}}}"#)
+        let added = FlagOverride(key: "new").applied(to: nil)
+        #expect(
+            try roundTrip(GetResult(flag: added))
+                == #"{"flag":{"key":"new","enabled":false,"ruleId":"override","properties":{},"source":"override","#
+                + #""sourceValue":null}}"#)
+    }
+
+    @Test func overrideResultsRoundTrip() throws {
+        #expect(try roundTrip(ClearOverrideResult(cleared: [])) == #"{"cleared":[]}"#)
+        #expect(try roundTrip(ClearOverrideResult(cleared: ["a", "b"])) == #"{"cleared":["a","b"]}"#)
+        let list = OverrideList(overrides: [
+            FlagOverride(key: "b", isEnabled: nil, properties: ["x": [1]]), FlagOverride(key: "a", isEnabled: true),
+        ])
+        #expect(
+            try roundTrip(list)
+                == #"{"overrides":[{"key":"a","enabled":true,"properties":{}},"#
+                + #"{"key":"b","enabled":null,"properties":{"x":[1]}}]}"#)
+        #expect(try roundTrip(LogImpressionResult.overridden) == #"{"outcome":"overridden"}"#)
+    }
+
     @Test(arguments: [(true, true), (true, false), (false, true), (false, false)])
     func isEnabledResultRoundTrips(enabled: Bool, found: Bool) throws {
         #expect(

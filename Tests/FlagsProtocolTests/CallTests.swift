@@ -26,6 +26,14 @@ import Testing
         ("explain", ["key": "a"], .explain(key: "a")),
         ("metrics", ["format": "openmetrics"], .metrics(format: .openMetrics)),
         ("metrics", ["format": "prometheus"], .metrics(format: .prometheus)),
+        ("setOverride", ["key": "a"], .setOverride(FlagOverride(key: "a"))),
+        (
+            "setOverride", ["key": "a", "enabled": false, "properties": ["n": 2]],
+            .setOverride(FlagOverride(key: "a", isEnabled: false, properties: ["n": 2]))
+        ),
+        ("clearOverride", ["key": "a"], .clearOverride(key: "a")),
+        ("clearOverride", ["all": true], .clearOverride(key: nil)),
+        ("listOverrides", [:], .listOverrides),
     ]
 
     @Test func metricsWithoutAFormatIsOpenMetricsAndAnUnknownFormatIsInvalid() throws {
@@ -78,6 +86,15 @@ import Testing
         ("setAppState", [:], "state"),
         ("setAppState", ["state": "asleep"], "state"),
         ("setAppState", ["state": true], "state"),
+        ("setOverride", [:], "key"),
+        ("setOverride", ["key": ""], "key"),
+        ("setOverride", ["key": "a", "enabled": "on"], "enabled"),
+        ("setOverride", ["key": "a", "properties": "x"], "properties"),
+        ("clearOverride", [:], "key"),
+        ("clearOverride", ["key": 1], "key"),
+        ("clearOverride", ["all": false], "key"),
+        ("clearOverride", ["all": 1], "all"),
+        ("clearOverride", ["key": "a", "all": true], "all"),
     ]
 
     @Test(arguments: invalid)

@@ -13,9 +13,11 @@ import Testing
 
 /// The client library against the real daemon on the local flags file: mirror, listeners, restarts.
 @Suite(.serialized) struct ClientLibraryTests {
+    /// As the daemon serves them from the local file (which is why they say so).
     static let checkout = Flag(
-        key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["button_color": "green"])
-    static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
+        key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["button_color": "green"],
+        source: .file)
+    static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default", source: .file)
     /// Short backoff so a restart is noticed in milliseconds.
     static let fast = MirrorTiming(initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(200))
 

@@ -52,6 +52,24 @@ import Testing
         #expect(try Self.explain("new_checkout", on: session)["rule"] == "matched")
     }
 
+    @Test("An overridden flag: the override as its source and rule, what the file holds beside it, counted in metrics")
+    func overriddenFlag() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        _ = try #require(try session.result("setOverride", ["key": "dark_mode", "enabled": true]))
+        let result = try Self.explain("dark_mode", on: session)
+        #expect(result["source"] == "override")
+        #expect(result["rule"] == "override")
+        #expect(result["flag"]?["enabled"] == true)
+        #expect(result["flag"]?["sourceValue"]?["enabled"] == false)
+        let printed = try CLI.run(["--socket", daemon.socketPath, "explain", "dark_mode"])
+        #expect(printed.stdout.contains("a local override"), "\(printed)")
+        #expect(printed.stdout.contains("source says:  disabled"), "\(printed)")
+        let families = try MetricsTests.metrics(on: session)
+        #expect(PrometheusParser.value("pwflagsd_overrides", in: families) == 1)
+    }
+
     @Test("An absent key says why: not in the response, or a key that differs only in case (suggested)")
     func absentKeysFromTheFile() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)

@@ -70,16 +70,17 @@ enum Fixtures {
 
     static let all = [newCheckout, searchV2, darkMode, holidayBanner, newCheckoutUpper]
 
-    /// The wire objects of `flags`, sorted by key as `getAll` returns them.
-    static func wire(_ flags: [Flag]) -> JSONValue {
-        .array(flags.sorted { $0.key < $1.key }.map(wireValue))
+    /// The wire objects of `flags` served from `source`, sorted by key as `getAll` returns them.
+    static func wire(_ flags: [Flag], source: String = "file") -> JSONValue {
+        .array(flags.sorted { $0.key < $1.key }.map { wireValue($0, source: source) })
     }
 
-    /// The flag object of the README's Protocol section.
-    static func wireValue(_ flag: Flag) -> JSONValue {
+    /// The flag object of the README's Protocol section, as the daemon serves it from `source` (the local file
+    /// of these fixtures by default).
+    static func wireValue(_ flag: Flag, source: String = "file") -> JSONValue {
         [
             "key": .string(flag.key), "enabled": .bool(flag.isEnabled), "ruleId": .string(flag.ruleId),
-            "properties": .object(flag.properties),
+            "properties": .object(flag.properties), "source": .string(source),
         ]
     }
 }

@@ -57,6 +57,7 @@ import Testing
         #expect(try everything.nextChange().removed == ["search_v2"])
         var darkOn = Fixtures.darkMode
         darkOn.isEnabled = true
+        darkOn.source = .file
         try daemon.writeFlags(Fixtures.all.filter { $0.key != "search_v2" && $0.key != "dark_mode" } + [darkOn])
         let change = try listener.nextChange()
         #expect(change.changed == [darkOn])
@@ -137,7 +138,9 @@ import Testing
         _ = try listener.call("listen")
         try daemon.writeFlags([Fixtures.darkMode])
         let change = try listener.nextChange()
-        #expect(change.changed == [Fixtures.darkMode])
+        var served = Fixtures.darkMode
+        served.source = .file
+        #expect(change.changed == [served])
         #expect(change.revision == 1)
     }
 

@@ -38,7 +38,8 @@ import Testing
         let blob = blob(round)
         return (0..<20).allSatisfy { index in
             line.contains(
-                #"{"key":"big_\#(index)","enabled":true,"ruleId":"r_\#(round)","properties":{"blob":"\#(blob)"}}"#)
+                #"{"key":"big_\#(index)","enabled":true,"ruleId":"r_\#(round)","properties":{"blob":"\#(blob)"},"source":"file"}"#
+            )
         }
     }
 

@@ -193,7 +193,9 @@ import Testing
         }
         #expect("[" + objects.joined(separator: ",") + "]" == list)
         // The member order of every flag object: key, enabled, ruleId, properties.
-        #expect(list.hasPrefix(#"[{"key":"New_Checkout","enabled":false,"ruleId":"r_upper","properties":{}}"#))
+        #expect(
+            list.hasPrefix(
+                #"[{"key":"New_Checkout","enabled":false,"ruleId":"r_upper","properties":{},"source":"file"}"#))
     }
 
     /// The `flags` array of a listing line: from `"flags":` to the `]` that closes it.

@@ -6,6 +6,8 @@ import FlagsProtocol
 /// Requests read snapshots without copying or re-encoding: `get` answers with bytes encoded when the flags
 /// arrived, not per request.
 public final class FlagSnapshot: Sendable {
+    /// The daemon's epoch (`DaemonEpoch`): the same for every snapshot of one daemon run.
+    public let epoch: String
     /// Counts changes of the visible flag set since the daemon started (README, Protocol).
     public let revision: Int
     public let flags: FlagSet
@@ -14,7 +16,8 @@ public final class FlagSnapshot: Sendable {
     /// The `flags` array of `getAll` and `listen`, sorted by key, shared by every connection that asks.
     let encodedList: ByteChunk
 
-    init(revision: Int, flags: FlagSet) {
+    init(epoch: String, revision: Int, flags: FlagSet) {
+        self.epoch = epoch
         self.revision = revision
         self.flags = flags
         var encoded: [FlagKey: [UInt8]] = [:]
@@ -32,7 +35,9 @@ public final class FlagSnapshot: Sendable {
     }
 
     /// The empty set every daemon starts with.
-    static let initial = FlagSnapshot(revision: 0, flags: FlagSet())
+    static func initial(epoch: String) -> FlagSnapshot {
+        FlagSnapshot(epoch: epoch, revision: 0, flags: FlagSet())
+    }
 }
 
 /// A change of the visible flag set (R9): the new snapshot and what differs from the previous one.

@@ -7,13 +7,18 @@ import Synchronization
 /// swallowed here (R9), so no listener ever hears of an identical response.
 public final class FlagStore: Sendable {
     private struct State {
-        var snapshot = FlagSnapshot.initial
+        var snapshot: FlagSnapshot
         var observers: [@Sendable (FlagUpdate) -> Void] = []
     }
 
-    private let state = Mutex(State())
+    /// The epoch of every snapshot: one store lives as long as the daemon, reloads included.
+    public let epoch: String
+    private let state: Mutex<State>
 
-    public init() {}
+    public init() {
+        epoch = DaemonEpoch.make()
+        state = Mutex(State(snapshot: .initial(epoch: epoch)))
+    }
 
     /// The current snapshot.
     public var current: FlagSnapshot { state.withLock { $0.snapshot } }
@@ -36,7 +41,7 @@ public final class FlagStore: Sendable {
             let diff = state.snapshot.flags.diff(to: flags)
             guard !diff.isEmpty else { return nil }
             let update = FlagUpdate(
-                snapshot: FlagSnapshot(revision: state.snapshot.revision + 1, flags: flags), diff: diff)
+                snapshot: FlagSnapshot(epoch: epoch, revision: state.snapshot.revision + 1, flags: flags), diff: diff)
             state.snapshot = update.snapshot
             for observer in state.observers { observer(update) }
             return update

@@ -86,7 +86,7 @@ final class ServerLoop: @unchecked Sendable {
         self.gate = AcceptGate(listenFD: listenFD, epoll: epoll, logger: logger)
         self.router = RequestRouter(
             access: access, controller: controller, subscriptions: subscriptions, logger: logger, submit: submit)
-        self.snapshot = FlagSnapshot.initial
+        self.snapshot = FlagSnapshot.initial(epoch: store.epoch)
         try epoll.add(wake.descriptor, events: .input)
         try epoll.add(listenFD, events: .input)
         // Observe before reading the snapshot so that no update falls between the two.

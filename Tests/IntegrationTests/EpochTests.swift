@@ -13,12 +13,6 @@ import Testing
         return epoch
     }
 
-    /// A restart of `daemon`'s configuration in its directory, after stopping it.
-    static func restart(_ daemon: DaemonProcess) throws -> DaemonProcess {
-        _ = daemon.stop()
-        return try DaemonProcess(config: LocalFlags.config(in: daemon.directory), directory: daemon.directory)
-    }
-
     @Test("status, getAll, refresh, listen and flagsChanged carry the same epoch")
     func everyRevisionCarriesTheEpoch() throws {
         let daemon = try DaemonProcess.serving([Fixtures.checkout])
@@ -47,7 +41,7 @@ import Testing
         #expect(try daemon.connect().call("reload")?["result"] == [:])
         #expect(try Self.epoch(try daemon.connect().call("status")?["result"]) == first)
 
-        let restarted = try Self.restart(daemon)
+        let restarted = try daemon.restarted()
         defer { _ = restarted.stop() }
         let second = try Self.epoch(try restarted.connect().call("getAll")?["result"])
         #expect(second != first)

@@ -24,7 +24,7 @@ import UnixIO
         defer { directory.remove() }
         let file = directory.file("status")
         let ended = try ChildProcess.run(
-            ["/bin/sh", "-c", #"echo "$GREETING" > "$OUT"; grep -E '^Sig(Ign|Blk):' /proc/$$/status >> "$OUT""#],
+            ["/bin/sh", "-c", #"echo "$GREETING" > "$OUT"; grep -E '^Sig(Ign|Blk):' /proc/self/status >> "$OUT""#],
             environment: ["OUT=\(file)", "GREETING=hello"])
         #expect(ended == .exited(0))
         let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")

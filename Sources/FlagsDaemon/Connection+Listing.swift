@@ -17,7 +17,11 @@ extension Connection {
             output.append(contentsOf: Message.resultSuffix)
             return
         }
-        FlagListing.writeHead(epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output)
+        if listen == nil {
+            output.append(contentsOf: snapshot.listingHead)
+        } else {
+            FlagListing.writeHead(epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output)
+        }
         if let keys {
             output.append(UInt8(ascii: "["))
             var first = true

@@ -15,6 +15,8 @@ public final class FlagSnapshot: Sendable {
     let encoded: [FlagKey: [UInt8]]
     /// The `flags` array of `getAll` and `listen`, sorted by key, shared by every connection that asks.
     let encodedList: ByteChunk
+    /// The `getAll` result up to its `flags` array (`{"epoch":…,"revision":N,"flags":`), written once per change.
+    let listingHead: [UInt8]
 
     init(epoch: String, revision: Int, flags: FlagSet) {
         self.epoch = epoch
@@ -32,6 +34,9 @@ public final class FlagSnapshot: Sendable {
         list.append(UInt8(ascii: "]"))
         self.encoded = encoded
         self.encodedList = ByteChunk(list)
+        var head: [UInt8] = []
+        FlagListing.writeHead(epoch: epoch, revision: revision, listen: nil, to: &head)
+        self.listingHead = head
     }
 
     /// The empty set every daemon starts with.

@@ -33,12 +33,13 @@ struct FlagMirror: Sendable {
     }
 
     /// A new subscription's snapshot replaces everything: the reconciliation after a (re)connect. An
-    /// `unchanged` answer to the `resumePoint` keeps the flags: they are what the daemon serves.
+    /// `unchanged` answer keeps the flags: it answers the `resumePoint` (the subscriber takes no other), so they
+    /// are what the daemon serves. It never empties the mirror, having no flags of its own.
     mutating func subscribed(to listing: FlagListing, expiresAt: Date?) -> FlagDiff {
         generation += 1
         isConnected = true
         self.expiresAt = expiresAt
-        if listing.unchanged, hasSnapshot, listing.position == resumePoint { return FlagDiff() }
+        if listing.unchanged { return FlagDiff() }
         hasSnapshot = true
         revision = listing.revision
         epoch = listing.epoch

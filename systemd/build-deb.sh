@@ -59,6 +59,9 @@ for page in pwflags.1 pwflagsd.conf.5 pwflagsd.8; do
     gzip -9n <"$REPO/systemd/man/$page" >"$ROOT/usr/share/man/man${page##*.}/$page.gz"
 done
 install -m 0644 "$REPO/systemd/debian/copyright" "$ROOT/usr/share/doc/pwflagsd/copyright"
+# Units that gate a service on a flag (ExecCondition=) and follow it (pwflags listen --exec), to copy.
+install -d "$ROOT/usr/share/doc/pwflagsd/examples"
+install -m 0644 "$REPO"/systemd/examples/*.service "$ROOT/usr/share/doc/pwflagsd/examples/"
 {
     printf 'pwflagsd (%s) unstable; urgency=medium\n\n' "$VERSION"
     printf '  * Release %s, built from commit %s.\n\n' "$VERSION" "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -320,6 +320,78 @@ check "starting pwflagsd@demo.service directly pulls in its own socket, not pwfl
 check "pwflagsd.socket starts again and serves" in_ct sh -c '
     systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
 
+echo "# a flag gates a unit: ExecCondition=pwflags is-enabled, and pwflags listen --exec"
+check "the example units are installed in /usr/share/doc/pwflagsd/examples" in_ct sh -c '
+    for unit in checkout-worker.service checkout-worker-follow.service; do
+        [ -f /usr/share/doc/pwflagsd/examples/$unit ] || { echo "missing $unit"; exit 1; }
+    done'
+check "units gated on new_checkout (on), dark_mode (off), no_such_flag and an unreachable socket" in_ct sh -ec '
+    unit() { printf "[Service]\nExecCondition=/usr/bin/pwflags %s\nExecStart=/bin/sleep infinity\n" "$2" >/etc/systemd/system/$1.service; }
+    unit gate-on "--wait 10 is-enabled new_checkout"
+    unit gate-off "--wait 10 is-enabled dark_mode"
+    unit gate-absent "--wait 10 is-enabled no_such_flag"
+    unit gate-unreachable "--socket /run/nobody.sock is-enabled new_checkout"
+    systemctl daemon-reload
+    systemctl start gate-on.service gate-off.service gate-absent.service gate-unreachable.service || true'
+check "ExecCondition=pwflags is-enabled KEY: a flag that is on starts the unit" in_ct systemctl is-active -q gate-on.service
+for gate in off:1 absent:1 unreachable:69; do
+    check "ExecCondition=pwflags is-enabled KEY: gate-${gate%:*} (pwflags exits ${gate#*:}) skips the unit, not failed" in_ct sh -c '
+        [ "$(systemctl is-active gate-'"${gate%:*}"'.service)" = inactive ] && ! systemctl is-failed -q gate-'"${gate%:*}"'.service'
+done
+check "the skipped unit's journal says why (the unreachable socket)" in_ct sh -c '
+    for i in $(seq 1 25); do
+        journalctl --no-pager -o cat -u gate-unreachable.service | grep -q /run/nobody.sock && exit 0
+        sleep 0.2
+    done
+    journalctl --no-pager -o cat -u gate-unreachable.service; exit 1'
+in_ct tee /root/gate-flags.sh >/dev/null <<'SH'
+# Serves the flag beta from /etc/pwflagsd/gate-flags.json (written whole, then renamed) on pwflagsd@gate.
+S=/run/pwflagsd-gate/pwflagsd.sock
+beta() {
+    printf '{"flags":[{"key":"beta","enabled":%s,"rule_id":"r1","properties":{}}],"partial":false}\n' "$1" \
+        >/etc/pwflagsd/gate-flags.json.new
+    mv /etc/pwflagsd/gate-flags.json.new /etc/pwflagsd/gate-flags.json
+}
+# until SECONDS COMMAND...: retries the command every 0.2 s.
+until_ok() { n=$(($1 * 5)); shift; while [ "$n" -gt 0 ]; do "$@" && return 0; n=$((n - 1)); sleep 0.2; done; "$@"; }
+subscribed() { pwflags --socket "$S" --json status | grep -q '"subscriptions":1'; }
+inactive() { [ "$(systemctl is-active beta-worker.service)" = inactive ]; }
+SH
+check "listen --exec 'systemctl restart' makes a gated unit follow its flag: on starts it, off stops it" in_ct sh -ec '
+    . /root/gate-flags.sh
+    beta false
+    printf "[FeatureFlags]\nLocalFlagsFile=/etc/pwflagsd/gate-flags.json\n" >/etc/pwflagsd/gate.conf
+    systemctl start pwflagsd@gate.socket
+    printf "[Service]\nExecCondition=/usr/bin/pwflags --socket $S --wait 10 is-enabled beta\nExecStart=/bin/sleep infinity\n" \
+        >/etc/systemd/system/beta-worker.service
+    printf "[Service]\nExecStart=/usr/bin/pwflags --socket $S --wait 10 listen --exec \"systemctl restart beta-worker.service\" beta\nRestart=on-failure\n" \
+        >/etc/systemd/system/beta-follow.service
+    systemctl daemon-reload
+    systemctl start beta-worker.service beta-follow.service || true
+    inactive
+    until_ok 10 subscribed
+    beta true
+    until_ok 10 systemctl is-active -q beta-worker.service
+    beta false
+    until_ok 10 inactive
+    beta true
+    until_ok 10 systemctl is-active -q beta-worker.service'
+check "a restart of pwflagsd@gate with the flag unchanged restarts nothing; a change while it was down does" in_ct sh -ec '
+    . /root/gate-flags.sh
+    pid=$(systemctl show -P MainPID beta-worker.service)
+    systemctl restart pwflagsd@gate.service
+    until_ok 10 subscribed
+    sleep 1
+    [ "$(systemctl show -P MainPID beta-worker.service)" = "$pid" ]
+    systemctl stop pwflagsd@gate.socket pwflagsd@gate.service
+    beta false
+    systemctl start pwflagsd@gate.socket
+    until_ok 15 inactive
+    systemctl is-active -q beta-follow.service
+    journalctl --no-pager -o cat -u beta-follow.service | grep -q "waiting for pwflagsd to come back"'
+in_ct systemctl stop beta-follow.service beta-worker.service gate-on.service pwflagsd@gate.socket pwflagsd@gate.service \
+    >/dev/null 2>&1 || true
+
 echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
 if in_ct test -x /usr/bin/python3; then
     in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'

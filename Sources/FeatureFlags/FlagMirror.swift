@@ -22,13 +22,27 @@ struct FlagMirror: Sendable {
     /// (the local file source) or the daemon did not say.
     private(set) var expiresAt: Date?
 
-    /// A new subscription's snapshot replaces everything: the reconciliation after a (re)connect.
+    /// The daemon's epoch of `revision`: nil before the first snapshot, from a daemon that sends none, and once
+    /// the flags were dropped for their age (they are no longer the flags of that revision).
+    private(set) var epoch: String?
+
+    /// The `since` of the next `listen`: where the flags the mirror holds stand in the daemon's change stream.
+    var resumePoint: StreamPosition? {
+        guard hasSnapshot, let epoch else { return nil }
+        return StreamPosition(epoch: epoch, revision: revision)
+    }
+
+    /// A new subscription's snapshot replaces everything: the reconciliation after a (re)connect. An
+    /// `unchanged` answer keeps the flags: it answers the `resumePoint` (the subscriber takes no other), so they
+    /// are what the daemon serves. It never empties the mirror, having no flags of its own.
     mutating func subscribed(to listing: FlagListing, expiresAt: Date?) -> FlagDiff {
         generation += 1
         isConnected = true
+        self.expiresAt = expiresAt
+        if listing.unchanged { return FlagDiff() }
         hasSnapshot = true
         revision = listing.revision
-        self.expiresAt = expiresAt
+        epoch = listing.epoch
         return replace(with: FlagSet(listing.flags))
     }
 
@@ -36,6 +50,7 @@ struct FlagMirror: Sendable {
     mutating func apply(_ change: FlagsChanged) -> FlagDiff {
         guard isConnected, change.revision > revision else { return FlagDiff() }
         revision = change.revision
+        epoch = change.epoch ?? epoch
         var updated = flags.flags
         for flag in change.changed { updated[flag.key] = flag }
         for key in change.removed { updated[key] = nil }
@@ -71,6 +86,7 @@ struct FlagMirror: Sendable {
     mutating func expireIfDue(now: Date) -> FlagDiff {
         guard !isConnected, let expiresAt, now >= expiresAt else { return FlagDiff() }
         self.expiresAt = nil
+        epoch = nil
         return replace(with: FlagSet())
     }
 

@@ -118,10 +118,17 @@ final class Subscriber: Sendable {
     }
 
     /// Subscribes, reconciles the mirror, then applies notifications until the connection ends.
+    ///
+    /// The subscription resumes from the epoch and revision the mirror holds: the same daemon that has not
+    /// changed since answers "unchanged" and no flag is sent again; a restarted one (a new epoch) sends its
+    /// listing, and listeners hear only of the flags that differ from the mirror's.
     private func serve(_ connection: DaemonConnection, backoff: inout Backoff) {
         do {
-            let listing = try connection.call(.listen(keys: nil), as: FlagListing.self)
+            let since = store.current.resumePoint
+            let listing = try connection.call(.listen(keys: nil, since: since), as: FlagListing.self)
             guard listing.subscription != nil else { return }
+            // Only a daemon that stands where the mirror does answers unchanged; anything else cannot be used.
+            if listing.unchanged, since == nil || listing.position != since { return }
             let expiresAt = try Self.expiry(listing.expiresAt, else: connection)
             store.update { $0.subscribed(to: listing, expiresAt: expiresAt) }
             backoff.reset()

@@ -4,13 +4,24 @@ import FlagsProtocol
 extension Connection {
     /// Writes the `FlagListing` of `getAll` and `listen` from the snapshot's encodings. Every flag: the
     /// snapshot's shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
+    /// `unchanged`: no flags, `"unchanged":true` (a `listen` whose `since` is the snapshot's position).
     func writeListing(
         id: RequestID, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<FlagKey>? = nil,
-        snapshot: FlagSnapshot
+        snapshot: FlagSnapshot, unchanged: Bool = false
     ) {
         Message.writeResultPrefix(id: id, to: &output)
-        FlagListing.writeHead(
-            revision: snapshot.revision, listen: subscription.map { ($0.id, $0.expiresAt) }, to: &output)
+        let listen = subscription.map { ($0.id, $0.expiresAt) }
+        if unchanged {
+            FlagListing.writeUnchanged(
+                epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output)
+            output.append(contentsOf: Message.resultSuffix)
+            return
+        }
+        if listen == nil {
+            output.append(contentsOf: snapshot.listingHead)
+        } else {
+            FlagListing.writeHead(epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output)
+        }
         if let keys {
             output.append(UInt8(ascii: "["))
             var first = true

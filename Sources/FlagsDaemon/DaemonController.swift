@@ -113,7 +113,9 @@ public final class DaemonController: Sendable {
         case .success(let fromNetwork):
             let snapshot = store.current
             return .success(
-                FlagListing(revision: snapshot.revision, flags: snapshot.flags.sorted, fromNetwork: fromNetwork))
+                FlagListing(
+                    epoch: snapshot.epoch, revision: snapshot.revision, flags: snapshot.flags.sorted,
+                    fromNetwork: fromNetwork))
         case .failure(let error):
             return .failure(.refreshFailed(status: error.status, reason: error.reason))
         }

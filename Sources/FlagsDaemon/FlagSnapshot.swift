@@ -6,6 +6,8 @@ import FlagsProtocol
 /// Requests read snapshots without copying or re-encoding: `get` answers with bytes encoded when the flags
 /// arrived, not per request.
 public final class FlagSnapshot: Sendable {
+    /// The daemon's epoch (`DaemonEpoch`): the same for every snapshot of one daemon run.
+    public let epoch: String
     /// Counts changes of the visible flag set since the daemon started (README, Protocol).
     public let revision: Int
     public let flags: FlagSet
@@ -13,8 +15,11 @@ public final class FlagSnapshot: Sendable {
     let encoded: [FlagKey: [UInt8]]
     /// The `flags` array of `getAll` and `listen`, sorted by key, shared by every connection that asks.
     let encodedList: ByteChunk
+    /// The `getAll` result up to its `flags` array (`{"epoch":…,"revision":N,"flags":`), written once per change.
+    let listingHead: [UInt8]
 
-    init(revision: Int, flags: FlagSet) {
+    init(epoch: String, revision: Int, flags: FlagSet) {
+        self.epoch = epoch
         self.revision = revision
         self.flags = flags
         var encoded: [FlagKey: [UInt8]] = [:]
@@ -29,10 +34,15 @@ public final class FlagSnapshot: Sendable {
         list.append(UInt8(ascii: "]"))
         self.encoded = encoded
         self.encodedList = ByteChunk(list)
+        var head: [UInt8] = []
+        FlagListing.writeHead(epoch: epoch, revision: revision, listen: nil, to: &head)
+        self.listingHead = head
     }
 
     /// The empty set every daemon starts with.
-    static let initial = FlagSnapshot(revision: 0, flags: FlagSet())
+    static func initial(epoch: String) -> FlagSnapshot {
+        FlagSnapshot(epoch: epoch, revision: 0, flags: FlagSet())
+    }
 }
 
 /// A change of the visible flag set (R9): the new snapshot and what differs from the previous one.

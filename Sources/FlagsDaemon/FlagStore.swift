@@ -9,7 +9,7 @@ import Synchronization
 /// visible is swallowed here (R9), so no listener ever hears of an identical response.
 public final class FlagStore: Sendable {
     private struct State {
-        var snapshot = FlagSnapshot.initial
+        var snapshot: FlagSnapshot
         /// What the source serves, each flag marked with its source.
         var sourceFlags = FlagSet()
         var overrides: [FlagKey: FlagOverride] = [:]
@@ -20,18 +20,22 @@ public final class FlagStore: Sendable {
             let flags = sourceFlags.applying(overrides)
             let diff = snapshot.flags.diff(to: flags)
             guard !diff.isEmpty else { return nil }
-            let update = FlagUpdate(snapshot: FlagSnapshot(revision: snapshot.revision + 1, flags: flags), diff: diff)
+            let update = FlagUpdate(
+                snapshot: FlagSnapshot(epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags), diff: diff)
             snapshot = update.snapshot
             for observer in observers { observer(update) }
             return update
         }
     }
 
+    /// The epoch of every snapshot: one store lives as long as the daemon, reloads included.
+    public let epoch: String
     private let state: Mutex<State>
 
     /// A store that starts with `overrides` (kept from the previous run) and no flags from a source.
     public init(overrides: [FlagOverride] = []) {
-        var initial = State()
+        epoch = DaemonEpoch.make()
+        var initial = State(snapshot: .initial(epoch: epoch))
         initial.overrides = Dictionary(overrides.map { (FlagKey($0.key), $0) }, uniquingKeysWith: { _, last in last })
         _ = initial.publish()
         state = Mutex(initial)

@@ -98,9 +98,9 @@ final class RequestRouter {
         case .getAll:
             guard let id = requestID else { return }
             connection.writeListing(id: id, subscription: nil, snapshot: snapshot)
-        case .listen(let keys):
+        case .listen(let keys, let since):
             subscriptions.listen(
-                connection, keys: keys, requestID: requestID, limits: limits, snapshot: snapshot,
+                connection, keys: keys, since: since, requestID: requestID, limits: limits, snapshot: snapshot,
                 expiresAt: controller.expiresAt)
         case .unlisten(let subscription):
             subscriptions.unlisten(connection, subscription: subscription, requestID: requestID)
@@ -109,6 +109,7 @@ final class RequestRouter {
             var status = controller.status()
             status.flags = snapshot.flags.count
             status.revision = snapshot.revision
+            status.epoch = snapshot.epoch
             status.connections = openConnections
             status.subscriptions = subscriptions.count
             Message.writeResult(id: id, result: status, to: &connection.output)

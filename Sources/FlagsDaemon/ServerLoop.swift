@@ -96,7 +96,7 @@ final class ServerLoop: @unchecked Sendable {
         self.router = RequestRouter(
             access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
             submit: submit)
-        self.snapshot = FlagSnapshot.initial
+        self.snapshot = FlagSnapshot.initial(epoch: store.epoch)
         try epoll.add(wake.descriptor, events: .input)
         try epoll.add(listenFD, events: .input)
         // Observe before reading the snapshot so that no update falls between the two.

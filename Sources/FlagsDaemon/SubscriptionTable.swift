@@ -38,8 +38,13 @@ final class SubscriptionTable {
 
     /// Opens a subscription to `keys` (nil: every key) and answers with the listing, or refuses it past
     /// `MaxSubscriptions` or `MaxListenKeys` (`ListenKeyCost`).
+    ///
+    /// A `since` that is the snapshot's epoch and revision gets "unchanged" instead of the listing: the client
+    /// holds these flags already. Any other `since` (an earlier revision of this epoch, another epoch) gets the
+    /// whole listing, since the daemon keeps no history to send only what changed after it.
     func listen(
-        _ connection: Connection, keys: [String]?, requestID: RequestID?, limits: ServerLimits,
+        _ connection: Connection, keys: [String]?, since: StreamPosition? = nil, requestID: RequestID?,
+        limits: ServerLimits,
         snapshot: FlagSnapshot, expiresAt: () -> JSONValue
     ) {
         guard connection.subscriptions.count < limits.maxSubscriptions else {
@@ -69,7 +74,8 @@ final class SubscriptionTable {
         track(wanted, 1)
         guard let requestID else { return }
         connection.writeListing(
-            id: requestID, subscription: (subscription, expiresAt()), keys: wanted, snapshot: snapshot)
+            id: requestID, subscription: (subscription, expiresAt()), keys: wanted, snapshot: snapshot,
+            unchanged: since == StreamPosition(epoch: snapshot.epoch, revision: snapshot.revision))
     }
 
     /// Ends one subscription of `connection`, or answers that it has none by that id.
@@ -113,6 +119,7 @@ final class SubscriptionTable {
         func tail(for diff: FlagDiff) -> ByteChunk {
             ByteChunk(
                 FlagsChanged.tail(
+                    epoch: update.snapshot.epoch,
                     revision: revision,
                     changed: diff.changed.map { encoded[FlagKey($0.key)] ?? $0.wireBytes },
                     removed: diff.removed,

@@ -6,8 +6,9 @@ public enum Call: Sendable, Equatable {
     case getAll
     case isEnabled(key: String, default: Bool)
     case refresh
-    /// `keys` nil: every key.
-    case listen(keys: [String]?)
+    /// `keys` nil: every key. `since`: the position the client last saw; when the daemon is still there, the
+    /// reply says "unchanged" instead of listing the flags.
+    case listen(keys: [String]?, since: StreamPosition? = nil)
     case unlisten(subscription: String)
     case logImpression(key: String)
     /// An empty user id means back to the HWID.
@@ -68,7 +69,8 @@ public enum Call: Sendable, Equatable {
         case .get(let key), .logImpression(let key), .explain(let key): ["key": .string(key)]
         case .metrics(let format): ["format": .string(format.rawValue)]
         case .isEnabled(let key, let defaultValue): ["key": .string(key), "default": .bool(defaultValue)]
-        case .listen(let keys): keys.map { ["keys": .array($0.map(JSONValue.string))] } ?? [:]
+        case .listen(let keys, let since):
+            ["keys": keys.map { .array($0.map(JSONValue.string)) }, "since": since?.jsonValue].compactMapValues { $0 }
         case .unlisten(let subscription): ["subscription": .string(subscription)]
         case .setUserId(let userId): ["userId": .string(userId)]
         case .setAppState(let state): ["state": .string(state.rawValue)]
@@ -93,19 +95,7 @@ public enum Call: Sendable, Equatable {
             self = .isEnabled(key: try Self.string("key", in: params), default: fallback)
         case "refresh": self = .refresh
         case "listen":
-            switch params["keys"] {
-            case .none, .null?: self = .listen(keys: nil)
-            case .array(let elements)?:
-                var keys: [String] = []
-                for element in elements {
-                    guard let key = element.stringValue else {
-                        throw RPCError.invalidParams("keys", "must be an array of strings")
-                    }
-                    keys.append(key)
-                }
-                self = .listen(keys: keys)
-            case .some: throw RPCError.invalidParams("keys", "must be an array of strings")
-            }
+            self = .listen(keys: try Self.keys(in: params), since: try Self.since(in: params))
         case "unlisten": self = .unlisten(subscription: try Self.string("subscription", in: params))
         case "logImpression": self = .logImpression(key: try Self.string("key", in: params))
         case "setUserId": self = .setUserId(try Self.string("userId", in: params))
@@ -151,6 +141,33 @@ public enum Call: Sendable, Equatable {
             guard !all else { throw RPCError.invalidParams("all", "cannot go with a key") }
             return key
         case .some: throw RPCError.invalidParams("key", "must be a string")
+        }
+    }
+
+    private static func keys(in params: [String: JSONValue]) throws(RPCError) -> [String]? {
+        switch params["keys"] {
+        case .none, .null?: return nil
+        case .array(let elements)?:
+            var keys: [String] = []
+            for element in elements {
+                guard let key = element.stringValue else {
+                    throw RPCError.invalidParams("keys", "must be an array of strings")
+                }
+                keys.append(key)
+            }
+            return keys
+        case .some: throw RPCError.invalidParams("keys", "must be an array of strings")
+        }
+    }
+
+    private static func since(in params: [String: JSONValue]) throws(RPCError) -> StreamPosition? {
+        switch params["since"] {
+        case .none, .null?: return nil
+        case .some(let value):
+            guard let position = StreamPosition(value) else {
+                throw RPCError.invalidParams("since", "must be an object with a string epoch and an integer revision")
+            }
+            return position
         }
     }
 

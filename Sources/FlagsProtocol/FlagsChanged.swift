@@ -5,6 +5,8 @@ public struct FlagsChanged: Sendable, Equatable {
     public static let method = "flagsChanged"
 
     public var subscription: String
+    /// New at every daemon start (as `FlagListing.epoch`); nil from a daemon older than this member.
+    public var epoch: String?
     public var revision: Int
     public var changed: [Flag]
     public var removed: [String]
@@ -13,9 +15,11 @@ public struct FlagsChanged: Sendable, Equatable {
     public var expiresAt: JSONValue?
 
     public init(
-        subscription: String, revision: Int, changed: [Flag], removed: [String], expiresAt: JSONValue? = nil
+        subscription: String, epoch: String? = nil, revision: Int, changed: [Flag], removed: [String],
+        expiresAt: JSONValue? = nil
     ) {
         self.subscription = subscription
+        self.epoch = epoch
         self.revision = revision
         self.changed = changed
         self.removed = removed
@@ -27,7 +31,8 @@ public struct FlagsChanged: Sendable, Equatable {
         Self.writePrefix(subscription: subscription, to: &output)
         output.append(
             contentsOf: Self.tail(
-                revision: revision, changed: changed.map(\.wireBytes), removed: removed, expiresAt: expiresAt))
+                epoch: epoch, revision: revision, changed: changed.map(\.wireBytes), removed: removed,
+                expiresAt: expiresAt))
     }
 
     /// The part of the line that names the subscription; everything after it is the same for every
@@ -39,9 +44,14 @@ public struct FlagsChanged: Sendable, Equatable {
 
     /// The rest of the line after `writePrefix`, from flag objects already encoded.
     public static func tail(
-        revision: Int, changed: some Sequence<[UInt8]>, removed: [String], expiresAt: JSONValue? = nil
+        epoch: String?, revision: Int, changed: some Sequence<[UInt8]>, removed: [String],
+        expiresAt: JSONValue? = nil
     ) -> [UInt8] {
         var output: [UInt8] = []
+        if let epoch {
+            output.append(contentsOf: #","epoch":"#.utf8)
+            JSONValue.writeString(epoch, to: &output)
+        }
         output.append(contentsOf: #","revision":"#.utf8)
         JSONValue.writeNumber(Double(revision), to: &output)
         if let expiresAt {
@@ -70,7 +80,8 @@ public struct FlagsChanged: Sendable, Equatable {
         let keys = removed.compactMap(\.stringValue)
         guard flags.count == changed.count, keys.count == removed.count else { return nil }
         self.init(
-            subscription: subscription, revision: revision, changed: flags, removed: keys,
+            subscription: subscription, epoch: params["epoch"]?.stringValue, revision: revision, changed: flags,
+            removed: keys,
             expiresAt: params["expiresAt"])
     }
 }

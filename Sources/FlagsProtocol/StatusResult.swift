@@ -15,6 +15,8 @@ public struct StatusResult: CallResult, Equatable {
     /// The flags served and the revision of the flag set.
     public var flags = 0
     public var revision = 0
+    /// New at every daemon start (as `FlagListing.epoch`); nil from a daemon older than this member.
+    public var epoch: String?
     public var fetchedAt: String?
     public var stale = false
     public var partial = false
@@ -81,6 +83,7 @@ public struct StatusResult: CallResult, Equatable {
         userId = result["userId"]?.stringValue ?? ""
         flags = result["flags"]?.integerValue ?? 0
         revision = result["revision"]?.integerValue ?? 0
+        epoch = result["epoch"]?.stringValue
         fetchedAt = result["fetchedAt"]?.stringValue
         stale = result["stale"]?.boolValue ?? false
         partial = result["partial"]?.boolValue ?? false
@@ -124,6 +127,7 @@ public struct StatusResult: CallResult, Equatable {
             "userId": .string(userId),
             "flags": number(flags),
             "revision": number(revision),
+            "epoch": text(epoch),
             "fetchedAt": text(fetchedAt),
             "stale": .bool(stale),
             "partial": .bool(partial),

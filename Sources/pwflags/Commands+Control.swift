@@ -11,7 +11,8 @@ extension Commands {
             Output.line(result.serialized())
         } else if let members = result.objectValue {
             let order = [
-                "version", "source", "applicationCode", "hwid", "userId", "flags", "revision", "fetchedAt", "stale",
+                "version", "source", "applicationCode", "hwid", "userId", "flags", "revision", "epoch", "fetchedAt",
+                "stale",
                 "partial", "lastError", "nextRefreshAt", "appState", "sessionStartedAt", "connections", "subscriptions",
                 "problem",
             ]

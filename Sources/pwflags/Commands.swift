@@ -119,25 +119,4 @@ struct Commands {
         }
         return .success
     }
-
-    private func listen() throws(CommandError) -> ExitCode {
-        let keys = try parse([]).positionals
-        let connection = try connect()
-        let listing = try Self.rethrowing { () throws(ClientError) in
-            try connection.call(.listen(keys: keys.isEmpty ? nil : keys), as: FlagListing.self)
-        }
-        guard listing.subscription != nil else { throw .client(.protocolViolation("listen without subscription")) }
-        while true {
-            let (method, params) = try Self.rethrowing { () throws(ClientError) in try connection.nextNotification() }
-            guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
-            if invocation.json {
-                Output.line(params.serialized())
-                continue
-            }
-            for flag in change.changed {
-                Output.line("revision \(change.revision): changed \(Self.describe(flag, compact: true))")
-            }
-            for key in change.removed { Output.line("revision \(change.revision): removed \(key)") }
-        }
-    }
 }

@@ -11,7 +11,7 @@ enum Help {
           property KEY NAME --type TYPE [--default VALUE]
                                                a typed property read (string, number, bool, json)
           list                                 every flag
-          listen [KEY...]                      a line per change until interrupted
+          listen [KEY...] [--exec CMD]         a line per change until interrupted, or CMD run per change
           status                               what the daemon is doing
           refresh                              fetch flags now (subject to RefreshThrottle)
           impression KEY                       log that the user reached the flag's code
@@ -64,10 +64,18 @@ enum Help {
             """
         case "listen":
             """
-            Usage: pwflags listen [KEY...] [--json]
+            Usage: pwflags listen [KEY...] [--exec CMD] [--json]
 
             Prints a line for each change of the given flags (all flags when none are given) until interrupted.
             With --json each line is the params of a flagsChanged notification.
+
+            With --exec, runs CMD with /bin/sh -c after each change of the given flags instead, one run at a
+            time: changes that come during a run make one more run after it. CMD finds the change in its
+            environment: PWFLAGS_CHANGED and PWFLAGS_REMOVED (keys separated by spaces), PWFLAGS_REVISION,
+            PWFLAGS_EPOCH and PWFLAGS_SOCKET. A failing CMD is reported on stderr and listening goes on. When
+            the daemon goes away pwflags waits for it and resumes: CMD runs only if the flags changed meanwhile.
+            A unit that reads a flag at start can follow it with
+            ExecStart=pwflags listen --exec 'systemctl try-restart app.service' KEY
             """
         case "status":
             """

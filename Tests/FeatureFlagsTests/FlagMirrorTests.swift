@@ -103,4 +103,41 @@ import Testing
         #expect(mirror.expireIfDue(now: Self.start + 24 * 3600).isEmpty)
         #expect(!mirror.expireIfDue(now: Self.start + 48 * 3600).isEmpty)
     }
+
+    @Test("The mirror resumes from the epoch and revision it holds, the same after an unchanged answer")
+    func resumePointFollowsTheStream() {
+        var mirror = FlagMirror()
+        #expect(mirror.resumePoint == nil)
+        _ = mirror.subscribed(
+            to: FlagListing(epoch: "e1", revision: 3, flags: [Self.checkout], subscription: "s1"), expiresAt: nil)
+        #expect(mirror.resumePoint == StreamPosition(epoch: "e1", revision: 3))
+        _ = mirror.apply(
+            FlagsChanged(subscription: "s1", epoch: "e1", revision: 4, changed: [Self.banner], removed: []))
+        #expect(mirror.resumePoint == StreamPosition(epoch: "e1", revision: 4))
+        mirror.disconnected()
+        let diff = mirror.subscribed(
+            to: FlagListing(epoch: "e1", revision: 4, flags: [], subscription: "s2", unchanged: true), expiresAt: nil)
+        #expect(diff.isEmpty)
+        #expect(mirror.isConnected && mirror.flags.count == 2)
+        #expect(mirror.resumePoint == StreamPosition(epoch: "e1", revision: 4))
+    }
+
+    @Test("Flags dropped for their age leave nothing to resume from: the next listen asks for the listing")
+    func expiryForgetsTheResumePoint() {
+        var mirror = FlagMirror()
+        _ = mirror.subscribed(
+            to: FlagListing(epoch: "e1", revision: 3, flags: [Self.checkout], subscription: "s1"),
+            expiresAt: Self.start)
+        mirror.disconnected()
+        _ = mirror.expireIfDue(now: Self.start + 1)
+        #expect(mirror.flags.isEmpty)
+        #expect(mirror.resumePoint == nil)
+    }
+
+    @Test("A daemon without an epoch gives nothing to resume from")
+    func noEpochNoResumePoint() {
+        var mirror = FlagMirror()
+        _ = mirror.subscribed(to: FlagListing(revision: 3, flags: [Self.checkout], subscription: "s1"), expiresAt: nil)
+        #expect(mirror.resumePoint == nil)
+    }
 }

@@ -93,11 +93,12 @@ extension NotificationExpiryTests {
 }
 
 /// A daemon stand-in: accepts connections, answers each request line with the lines `answer` returns, and
-/// records the methods called.
+/// records the methods called (and their params).
 final class FakeDaemon: Sendable {
     let path: String
     private let listener: Int32
     private let state = Mutex<(methods: [String], stopped: Bool)>(([], false))
+    private let served = Mutex<(params: [JSONValue], connections: Set<Int32>)>(([], []))
     private let answer: @Sendable (String, JSONValue) -> [String]
 
     init(path: String, answer: @escaping @Sendable (String, JSONValue) -> [String]) throws {
@@ -108,6 +109,16 @@ final class FakeDaemon: Sendable {
     }
 
     var methods: [String] { state.withLock { $0.methods } }
+
+    /// The params of every request, in order (null for none).
+    var params: [JSONValue] { served.withLock { $0.params } }
+
+    /// Ends every open connection, as a daemon whose client fell too far behind would.
+    func dropConnections() {
+        served.withLock { served in
+            for fd in served.connections { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
 
     func stop() {
         state.withLock { $0.stopped = true }
@@ -128,7 +139,11 @@ final class FakeDaemon: Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        defer { close(fd) }
+        served.withLock { _ = $0.connections.insert(fd) }
+        defer {
+            served.withLock { _ = $0.connections.remove(fd) }
+            close(fd)
+        }
         let reader = LineReader(fd: fd)
         while !stopped {
             guard let line = reader.readLine(timeout: .milliseconds(100)) else {
@@ -141,6 +156,7 @@ final class FakeDaemon: Sendable {
                 let method = request["method"]?.stringValue, let id = request["id"]
             else { continue }
             state.withLock { $0.methods.append(method) }
+            served.withLock { $0.params.append(request["params"] ?? .null) }
             for reply in answer(method, id) {
                 guard (try? UnixSocket.writeAll(fd, Array((reply + "\n").utf8))) != nil else { return }
             }

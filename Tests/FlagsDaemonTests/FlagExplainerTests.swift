@@ -13,7 +13,8 @@ import Testing
         var status = StatusResult()
         status.fetchedAt = fetchedAt
         let explainer = FlagExplainer(
-            snapshot: FlagSnapshot(revision: 1, flags: FlagSet(flags)), status: status, ageSeconds: nil,
+            snapshot: FlagSnapshot(epoch: store.epoch, revision: 1, flags: FlagSet(flags)), status: status,
+            ageSeconds: nil,
             expired: expired, changes: FlagChangeLog(observing: store))
         return explainer.explain(key: key) { _ in "pushwoosh" }
     }

@@ -23,7 +23,7 @@ import UnixIO
     @Test func listenPastMaxSubscriptionsIsRefusedAndNotCounted() {
         let table = SubscriptionTable()
         let connection = Self.connection()
-        let snapshot = FlagSnapshot(revision: 1, flags: Self.flags)
+        let snapshot = FlagSnapshot(epoch: "e1", revision: 1, flags: Self.flags)
         let limits = ServerLimits(maxSubscriptions: 1)
         table.listen(
             connection, keys: nil, requestID: RequestID(.number(1)), limits: limits, snapshot: snapshot,
@@ -41,7 +41,7 @@ import UnixIO
     @Test func unlistenEndsOnlyAnExistingSubscriptionAndGivesItsKeysBack() {
         let table = SubscriptionTable()
         let connection = Self.connection()
-        let snapshot = FlagSnapshot(revision: 1, flags: Self.flags)
+        let snapshot = FlagSnapshot(epoch: "e1", revision: 1, flags: Self.flags)
         table.listen(
             connection, keys: ["a", "b"], requestID: nil, limits: ServerLimits(), snapshot: snapshot,
             expiresAt: { .null })
@@ -59,7 +59,7 @@ import UnixIO
         let table = SubscriptionTable()
         let onA = Self.connection()
         let onB = Self.connection()
-        let snapshot = FlagSnapshot(revision: 1, flags: Self.flags)
+        let snapshot = FlagSnapshot(epoch: "e1", revision: 1, flags: Self.flags)
         for (connection, key) in [(onA, "a"), (onB, "b")] {
             table.listen(
                 connection, keys: [key], requestID: nil, limits: ServerLimits(), snapshot: snapshot,
@@ -68,7 +68,8 @@ import UnixIO
         let newer = FlagSet([
             Flag(key: "a", isEnabled: false, ruleId: "r3"), Flag(key: "b", isEnabled: false, ruleId: "r2"),
         ])
-        let update = FlagUpdate(snapshot: FlagSnapshot(revision: 2, flags: newer), diff: Self.flags.diff(to: newer))
+        let update = FlagUpdate(
+            snapshot: FlagSnapshot(epoch: "e1", revision: 2, flags: newer), diff: Self.flags.diff(to: newer))
         var settled: [ObjectIdentifier] = []
         table.fanOut(update, to: [onA, onB], expiresAt: { .null }) { settled.append(ObjectIdentifier($0)) }
         #expect(Self.text(onA).contains("flagsChanged"))
@@ -80,7 +81,7 @@ import UnixIO
         let table = SubscriptionTable()
         let first = Self.connection()
         let second = Self.connection()
-        let snapshot = FlagSnapshot(revision: 1, flags: Self.flags)
+        let snapshot = FlagSnapshot(epoch: "e", revision: 1, flags: Self.flags)
         table.listen(
             first, keys: ["a"], requestID: nil, limits: ServerLimits(Configuration()), snapshot: snapshot,
             expiresAt: { .null })

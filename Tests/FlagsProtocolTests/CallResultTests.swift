@@ -128,6 +128,20 @@ import Testing
         #expect(
             try roundTrip(FlagListing(revision: 3, flags: flags, subscription: "s1", expiresAt: .null))
                 == #"{"subscription":"s1","expiresAt":null,"revision":3,"flags":[\#(objects)]}"#)
+        #expect(
+            try roundTrip(FlagListing(epoch: "e1", revision: 3, flags: flags))
+                == #"{"epoch":"e1","revision":3,"flags":[\#(objects)]}"#)
+    }
+
+    @Test func anUnchangedListenListsNoFlags() throws {
+        let listing = FlagListing(
+            epoch: "e1", revision: 3, flags: [], subscription: "s1", expiresAt: .null, unchanged: true)
+        #expect(
+            try roundTrip(listing)
+                == #"{"subscription":"s1","expiresAt":null,"epoch":"e1","revision":3,"unchanged":true}"#
+        )
+        #expect(listing.position == StreamPosition(epoch: "e1", revision: 3))
+        #expect(FlagListing(revision: 3, flags: []).position == nil)
     }
 
     @Test func controlResultsRoundTrip() throws {
@@ -162,7 +176,7 @@ import Testing
         let text = try roundTrip(status)
         let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
         #expect(text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","cacheError":{"at":"#))
-        #expect(names.count == 20)
+        #expect(names.count == 21)
         #expect(StatusResult(result: ["expiresAt": "2031-01-01T00:00:00Z"])?.expiresAt == "2031-01-01T00:00:00Z")
         #expect(StatusResult(result: [1, 2]) == nil)
     }

@@ -14,6 +14,11 @@ import Testing
         ("listen", [:], .listen(keys: nil)),
         ("listen", ["keys": ["a", "b"]], .listen(keys: ["a", "b"])),
         ("listen", ["keys": []], .listen(keys: [])),
+        (
+            "listen", ["since": ["epoch": "e", "revision": 4]],
+            .listen(keys: nil, since: .init(epoch: "e", revision: 4))
+        ),
+        ("listen", ["keys": ["a"], "since": nil], .listen(keys: ["a"])),
         ("unlisten", ["subscription": "s1"], .unlisten(subscription: "s1")),
         ("logImpression", ["key": "a"], .logImpression(key: "a")),
         ("setUserId", ["userId": "u"], .setUserId("u")),
@@ -77,6 +82,9 @@ import Testing
         ("listen", ["keys": "a"], "keys"),
         ("listen", ["keys": ["a", 1]], "keys"),
         ("listen", ["keys": ["a": "b"]], "keys"),
+        ("listen", ["since": "e"], "since"),
+        ("listen", ["since": ["epoch": "e"]], "since"),
+        ("listen", ["since": ["epoch": "e", "revision": 0.5]], "since"),
         ("unlisten", [:], "subscription"),
         ("unlisten", ["subscription": 1], "subscription"),
         ("logImpression", [:], "key"),

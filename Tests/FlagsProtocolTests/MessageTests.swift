@@ -89,6 +89,16 @@ import Testing
         #expect(String(decoding: output, as: UTF8.self) == expected + "\n")
     }
 
+    @Test func flagsChangedCarriesTheEpochBeforeTheRevision() throws {
+        let change = FlagsChanged(subscription: "s1", epoch: "e1", revision: 2, changed: [], removed: ["k"])
+        var output: [UInt8] = []
+        change.write(to: &output)
+        let text = String(decoding: output, as: UTF8.self)
+        #expect(text.contains(#""subscription":"s1","epoch":"e1","revision":2,"#))
+        let params = try #require(try JSONValue(parsing: output.dropLast())["params"])
+        #expect(FlagsChanged(params: params) == change)
+    }
+
     @Test func flagWireFormRoundTrips() throws {
         let bytes = Self.flag.wireBytes
         #expect(!bytes.contains(UInt8(ascii: "\n")))

@@ -53,5 +53,7 @@ import Testing
         #expect(try Self.complete("pwflags app-state ") == ["foreground", "background"])
         #expect(try Self.complete("pwflags is-enabled new_checkout --default ") == ["true", "false"])
         #expect(try Self.complete("pwflags get --") == ["--socket", "--json", "--wait", "--help"])
+        #expect(try Self.complete("pwflags listen --e") == ["--exec"])
+        #expect(try Self.complete("pwflags listen --exec ") == [])
     }
 }

@@ -49,6 +49,7 @@ import Testing
         let daemon = try DaemonProcess(config: LocalFlags.config(in: directory), directory: directory)
         defer { daemon.cleanUp() }
         let client = try daemon.connect()
+        let epoch = try #require(try client.call("status")?["result"]?["epoch"]?.stringValue)
         let reader = try LineClient(path: daemon.socketPath)
         // The fast path (a plain request) and the general path (a member it does not know) alike.
         for (id, line) in [
@@ -56,13 +57,17 @@ import Testing
         ] {
             try reader.send(Array((line + "\n").utf8))
             let answer = reader.readText()
-            #expect(answer?.hasPrefix(#"{"jsonrpc":"2.0","id":\#(id),"result":{"revision":1,"flags":["#) == true)
+            #expect(
+                answer?.hasPrefix(#"{"jsonrpc":"2.0","id":\#(id),"result":{"epoch":"\#(epoch)","revision":1,"flags":["#)
+                    == true)
             #expect(Self.holdsEveryFlag(answer), "\(answer?.utf8.count ?? 0) bytes; log:\n\(daemon.log)")
         }
         // refresh answers with the list too, after the source re-read the file: the same flag bytes, then fromNetwork.
         try reader.send(Array(#"{"id":3,"method":"refresh"}"#.utf8) + [10])
         let refreshed = reader.readText()
-        #expect(refreshed?.hasPrefix(#"{"jsonrpc":"2.0","id":3,"result":{"revision":1,"flags":["#) == true)
+        #expect(
+            refreshed?.hasPrefix(#"{"jsonrpc":"2.0","id":3,"result":{"epoch":"\#(epoch)","revision":1,"flags":["#)
+                == true)
         #expect(refreshed?.hasSuffix(#"],"fromNetwork":false}}"#) == true)
         #expect(Self.holdsEveryFlag(refreshed))
         let subscriber = try LineClient(path: daemon.socketPath)

@@ -21,7 +21,8 @@ public final class FlagStore: Sendable {
             let diff = snapshot.flags.diff(to: flags)
             guard !diff.isEmpty else { return nil }
             let update = FlagUpdate(
-                snapshot: FlagSnapshot(epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags), diff: diff)
+                snapshot: FlagSnapshot(epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags), diff: diff
+            )
             snapshot = update.snapshot
             for observer in observers { observer(update) }
             return update

@@ -37,6 +37,25 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    @Test("An APITokenFile that is a silent FIFO delays the start by its bounded wait, then requests go without it")
+    func apiTokenFileThatIsASilentFIFO() async throws {
+        let tokens = try TemporaryDirectory()
+        let path = tokens.file("token")
+        try #require(mkfifo(path, 0o600) == 0)
+        // Held open for writing, silent: a blocking read of the token would wait for ever, and READY never come.
+        let writer = open(path, O_RDWR | O_CLOEXEC)
+        try #require(writer >= 0)
+        defer {
+            close(writer)
+            tokens.remove()
+        }
+        let rig = try PushwooshRig.start(pushwoosh: ["APITokenFile": path])
+        defer { rig.stop() }
+        let requests = try await rig.server.waitForRequests(count: 1)
+        #expect(requests[0].header("Authorization") == nil)
+        #expect(rig.daemon.log.contains("cannot read the API token file"))
+    }
+
     @Test("The request carries Authorization: Token from APITokenFile; the token is in neither the log nor status")
     func apiTokenSentNeverShown() async throws {
         let server = try FakePushwooshServer.start()

@@ -38,7 +38,7 @@ import UnixIO
         }
     }
 
-    @Test("A FIFO is read without waiting: what a writer has put in it now, never a hang on a writer that is silent")
+    @Test("A FIFO whose writer stays silent fails with ETIMEDOUT after fifoWait, instead of hanging")
     func fifoNeverBlocks() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -50,10 +50,29 @@ import UnixIO
         defer { close(writer) }
         let returned = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            _ = try? FileReading.contents(ofPath: path, limit: 100)
+            #expect(throws: SystemError("read(\(path))", errno: ETIMEDOUT)) {
+                try FileReading.contents(ofPath: path, limit: 100, fifoWait: .milliseconds(200))
+            }
             returned.signal()
         }
         // On failure the reader is still waiting; closing the writer (defer) lets it go.
         #expect(returned.wait(timeout: .now() + 5) == .success, "the read of a silent FIFO did not return")
+    }
+
+    @Test("A FIFO is read until its writer closes it, even when the writer comes after the reader")
+    func fifoReadsWhatItsWriterWrites() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("fifo")
+        try #require(mkfifo(path, 0o600) == 0)
+        Thread.detachNewThread {
+            // Blocks until the reader has opened the FIFO.
+            let writer = open(path, O_WRONLY | O_CLOEXEC)
+            guard writer >= 0 else { return }
+            try? Descriptor.writeAll(writer, Array("{\"flags\":[]}".utf8))
+            close(writer)
+        }
+        let bytes = try FileReading.contents(ofPath: path, limit: 100, fifoWait: .seconds(10))
+        #expect(String(decoding: bytes, as: UTF8.self) == "{\"flags\":[]}")
     }
 }

@@ -75,11 +75,11 @@ public struct HTTPRequestParser: Sendable {
         case .head:
             dropLeadingBlankLines()
             guard let end = headEnd() else {
-                if buffer.count > maximumHeadBytes { return fail(431, "the request head is over \(maximumHeadBytes) bytes") }
+                // The head, its empty line included, must fit in the limit, wherever the reads split it.
+                if buffer.count >= maximumHeadBytes {
+                    return fail(431, "the request head is over \(maximumHeadBytes) bytes")
+                }
                 return .incomplete
-            }
-            guard end.bodyStart <= maximumHeadBytes + 4 else {
-                return fail(431, "the request head is over \(maximumHeadBytes) bytes")
             }
             let head = Array(buffer[0..<end.headLength])
             buffer.removeFirst(end.bodyStart)
@@ -117,14 +117,15 @@ public struct HTTPRequestParser: Sendable {
         if index > 0 { buffer.removeFirst(index) }
     }
 
-    /// Where the head's empty line ends (CRLF CRLF, or bare LF as RFC 9112 tolerates); nil when it has not come.
+    /// Where the head's empty line ends (CRLF CRLF, or bare LF as RFC 9112 tolerates) within the first
+    /// `maximumHeadBytes`; nil when it is not there.
     private func headEnd() -> (headLength: Int, bodyStart: Int)? {
-        let limit = min(buffer.count, maximumHeadBytes + 4)
+        let limit = min(buffer.count, maximumHeadBytes)
         var index = 0
         while index < limit {
             if buffer[index] == 0x0A {
-                if index + 1 < buffer.count, buffer[index + 1] == 0x0A { return (index, index + 2) }
-                if index + 2 < buffer.count, buffer[index + 1] == 0x0D, buffer[index + 2] == 0x0A {
+                if index + 1 < limit, buffer[index + 1] == 0x0A { return (index, index + 2) }
+                if index + 2 < limit, buffer[index + 1] == 0x0D, buffer[index + 2] == 0x0A {
                     return (index, index + 3)
                 }
             }

@@ -62,6 +62,11 @@ extension Configuration {
         case .maxSubscriptions: String(maxSubscriptions)
         case .maxListenKeys: String(maxListenKeys)
         case .logLevel: logLevel.rawValue
+        case .listenAddress: ofrepListenAddress?.description
+        case .tokenFile: ofrepTokenFile
+        case .connectionLimit: String(ofrepConnectionLimit)
+        case .idleTimeout: ofrepIdleTimeout.systemdTimeSpan
+        case .requestRate: String(ofrepRequestRate)
         }
     }
 
@@ -107,6 +112,8 @@ extension Configuration {
         case .userID: "the HWID, until a client sets one"
         case .deviceType: "unset: device_type is left out"
         case .localFlagsFile: usesLocalSource ? "unset: no local flags to serve" : "unset"
+        case .listenAddress: "unset: OFREP is off"
+        case .tokenFile: "unset: no token asked of Unix socket clients"
         default: "unset"
         }
     }

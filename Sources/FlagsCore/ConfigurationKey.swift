@@ -35,6 +35,13 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case maxListenKeys = "MaxListenKeys"
     case logLevel = "LogLevel"
 
+    // [OFREP]
+    case listenAddress = "ListenAddress"
+    case tokenFile = "TokenFile"
+    case connectionLimit = "ConnectionLimit"
+    case idleTimeout = "IdleTimeout"
+    case requestRate = "RequestRate"
+
     /// The section the key belongs in.
     public var section: ConfigurationSection {
         switch self {
@@ -46,6 +53,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
             .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel:
             .daemon
+        case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate:
+            .ofrep
         }
     }
 }

@@ -44,6 +44,13 @@ import Testing
                 MaxListenKeys=1024
                 LogLevel=info
 
+                [OFREP]
+                #ListenAddress= (unset: OFREP is off)
+                #TokenFile= (unset: no token asked of Unix socket clients)
+                ConnectionLimit=64
+                IdleTimeout=30s
+                RequestRate=100
+
                 """)
     }
 

@@ -57,7 +57,8 @@ public final class Daemon: Sendable {
         )
         await reloader.prepare()
 
-        let (listenFD, ownedPath) = try openSocket()
+        let activated = Systemd.activatedSockets()
+        let (listenFD, ownedPath) = try openSocket(activated)
         let watchdog = Systemd.watchdogInterval()
         let server: SocketServer
         do {
@@ -74,6 +75,8 @@ public final class Daemon: Sendable {
             close(listenFD)
             throw StartError(description: "cannot start the socket server: \(error)")
         }
+        let ofrep = makeOFREPServer(
+            configuration: configuration, store: store, activated: activated.ofrep, logger: logger)
         let status = SystemdStatus(store: store) { reloader.stacks.current }
         logger.notice(
             "pwflagsd \(PWFlagsVersion.current) serving",
@@ -90,7 +93,8 @@ public final class Daemon: Sendable {
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
         // requests to Pushwoosh are not worth waiting for at shutdown, their callers get status 0 at once, and
         // then the server answers the lines it holds. The status updates and the clock watcher stop last.
-        let services: [any Service] = [server, reloader, status] + (clockWatcher.map { [$0] } ?? [])
+        let services: [any Service] =
+            [server] + (ofrep.map { [$0.server] } ?? []) + [reloader, status] + (clockWatcher.map { [$0] } ?? [])
         await ServiceGroup(services).run {
             for await number in signals {
                 if number == SIGHUP {
@@ -105,6 +109,7 @@ public final class Daemon: Sendable {
             Systemd.notifyStopping()
         }
         if let ownedPath { unlink(ownedPath) }
+        if let path = ofrep?.ownedPath { unlink(path) }
         logger.info("stopped")
     }
 
@@ -121,8 +126,9 @@ public final class Daemon: Sendable {
 
     /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing
     /// a live one. Returns the path to unlink at exit, nil for an activated socket that systemd owns.
-    private func openSocket() throws -> (Int32, String?) {
-        let activated = Systemd.activatedSockets()
+    private func openSocket(_ activated: (sockets: [Int32], rejected: [Int32], ofrep: [Int32])) throws -> (
+        Int32, String?
+    ) {
         for fd in activated.rejected {
             logger.warning(
                 "ignored a passed file descriptor that is not a listening Unix stream socket", ["FD": String(fd)])

@@ -53,6 +53,31 @@ public enum InetSocket {
         return fd
     }
 
+    /// Opens a blocking TCP connection to the numeric IPv4 `host` and `port` (clients: the bench, the tests).
+    public static func connect(host: String, port: UInt16) throws(SystemError) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw SystemError("inet_pton(\(host))", errno: EINVAL)
+        }
+        let fd = try syscall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        do throws(SystemError) {
+            try syscall("connect(\(host):\(port))") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        setNoDelay(fd)
+        return fd
+    }
+
     /// The address family of a socket (`AF_UNIX`, `AF_INET`, `AF_INET6`), or nil when `fd` is not a socket.
     public static func family(_ fd: Int32) -> Int32? {
         var storage = sockaddr_storage()

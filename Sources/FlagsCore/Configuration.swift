@@ -62,7 +62,7 @@ public struct Configuration: Sendable, Equatable {
     /// its start); also how long an idle keep-alive connection stays open.
     public var ofrepIdleTimeout: Duration = .seconds(30)
     /// Requests a second each client (a Unix socket user, a TCP address) may make on average; 0: no limit.
-    public var ofrepRequestRate: Int = 100
+    public var ofrepRequestRate: Int = 500
 
     public init() {}
 

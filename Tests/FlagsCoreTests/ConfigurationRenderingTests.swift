@@ -49,7 +49,7 @@ import Testing
                 #TokenFile= (unset: no token asked of Unix socket clients)
                 ConnectionLimit=64
                 IdleTimeout=30s
-                RequestRate=100
+                RequestRate=500
 
                 """)
     }

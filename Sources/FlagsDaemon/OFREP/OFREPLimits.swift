@@ -15,7 +15,7 @@ public struct OFREPLimits: Sendable, Equatable {
     public var maxPendingBytes: Int
 
     public init(
-        maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 100,
+        maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 500,
         maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144
     ) {
         self.maxConnections = maxConnections

@@ -12,7 +12,8 @@ public struct EntityTag: Sendable, Equatable, CustomStringConvertible {
             hash &*= 0x0000_0100_0000_01B3
         }
         let digits = String(hash, radix: 16)
-        quoted = "\"" + String(repeating: "0", count: 16 - digits.count) + digits + "-" + String(body.count, radix: 16)
+        quoted =
+            "\"" + String(repeating: "0", count: 16 - digits.count) + digits + "-" + String(body.count, radix: 16)
             + "\""
     }
 

@@ -80,7 +80,8 @@ extension HTTPRequestParser {
             query = String(target[target.index(after: mark)...])
         }
         return .success(
-            HTTPRequest(method: String(decoding: parts[0], as: UTF8.self), path: path, query: query, minorVersion: minor))
+            HTTPRequest(
+                method: String(decoding: parts[0], as: UTF8.self), path: path, query: query, minorVersion: minor))
     }
 
     private static func parseField(_ line: ArraySlice<UInt8>) -> Result<(name: String, value: String), HTTPFailure> {

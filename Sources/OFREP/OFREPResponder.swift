@@ -24,7 +24,8 @@ public struct OFREPResponder: Sendable {
         }
         if let seconds = admit() {
             return Self.error(
-                429, details: "too many requests; retry after \(seconds) s", headers: [("Retry-After", String(seconds))])
+                429, details: "too many requests; retry after \(seconds) s", headers: [("Retry-After", String(seconds))]
+            )
         }
         let key: String?
         if request.path == Self.bulkPath || request.path == Self.bulkPath + "/" {
@@ -41,7 +42,9 @@ public struct OFREPResponder: Sendable {
             return Self.error(405, details: "OFREP evaluations are POST requests", headers: [("Allow", "POST")])
         }
         if case .failure(let problem) = OFREPRequestBody.parse(request.body) {
-            var members: [String: JSONValue] = ["errorCode": .string(problem.code), "errorDetails": .string(problem.details)]
+            var members: [String: JSONValue] = [
+                "errorCode": .string(problem.code), "errorDetails": .string(problem.details),
+            ]
             if let key { members["key"] = .string(key) }
             return Self.json(400, .object(members))
         }
@@ -68,7 +71,8 @@ public struct OFREPResponder: Sendable {
         if tag.isMatched(byIfNoneMatch: request.headerValues("if-none-match")) {
             return HTTPResponse(status: 304, headers: [("ETag", tag.quoted)])
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("ETag", tag.quoted)], body: body)
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/json"), ("ETag", tag.quoted)], body: body)
     }
 
     /// The answer to a request the parser refused.
@@ -96,7 +100,9 @@ public struct OFREPResponder: Sendable {
         var offered: [String] = request.headerValues("x-api-key")
         for value in request.headerValues("authorization") {
             let parts = value.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { offered.append(Substring(parts[1]).trimmingSpaces) }
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                offered.append(Substring(parts[1]).trimmingSpaces)
+            }
         }
         var found = false
         for candidate in offered where constantTimeEqual(Array(candidate.utf8), token) { found = true }

@@ -99,7 +99,8 @@ public final class HTTPClient {
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let length = status == 304 || status == 100 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
         guard buffer.count >= end + 4 + length else { return nil }

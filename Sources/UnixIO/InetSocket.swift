@@ -11,7 +11,8 @@ public enum InetSocket {
         let isV6 = host.contains(":")
         let family = isV6 ? AF_INET6 : AF_INET
         let fd = try syscall("socket") {
-            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            socket(
+                family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         do throws(SystemError) {
             var reuse: Int32 = 1
@@ -61,7 +62,9 @@ public enum InetSocket {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             throw SystemError("inet_pton(\(host))", errno: EINVAL)
         }
-        let fd = try syscall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try syscall("socket") {
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         do throws(SystemError) {
             try syscall("connect(\(host):\(port))") {
                 withUnsafePointer(to: &address) {

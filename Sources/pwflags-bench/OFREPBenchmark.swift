@@ -34,7 +34,8 @@ enum OFREPBenchmark {
                 tag = response?.headers["etag"] ?? ""
                 bytes = response?.body.count ?? 0
             }
-            let conditional = Array(HTTPClient.post("/ofrep/v1/evaluate/flags", headers: ["If-None-Match: \(tag)"]).utf8)
+            let conditional = Array(
+                HTTPClient.post("/ofrep/v1/evaluate/flags", headers: ["If-None-Match: \(tag)"]).utf8)
             var notModifiedTimes = samples(repeats) {
                 http.send(conditional)
                 _ = http.readResponse()

@@ -35,7 +35,9 @@ import Testing
         #expect(OFREPListenAddress(parsing: expected.description) == expected)
     }
 
-    @Test(arguments: ["0.0.0.0:80", "192.168.1.2:80", "[::]:80", "example.com:80", "127.0.0.1", "relative.sock", "127.0.0.1:70000"])
+    @Test(arguments: [
+        "0.0.0.0:80", "192.168.1.2:80", "[::]:80", "example.com:80", "127.0.0.1", "relative.sock", "127.0.0.1:70000",
+    ])
     func addressesOffThisDeviceAreRefused(text: String) {
         #expect(OFREPListenAddress(parsing: text) == nil)
         #expect(parse("[OFREP]\nListenAddress=\(text)\nTokenFile=/t\n").1.count == 1)

@@ -35,7 +35,9 @@ import Testing
             }
         }
         for size in [100, 1000] {
-            for name in ["getAll p50", "OFREP bulk p50", "OFREP bulk 304 p50", "OFREP bulk bytes", "bulk to getAll ratio"] {
+            for name in [
+                "getAll p50", "OFREP bulk p50", "OFREP bulk 304 p50", "OFREP bulk bytes", "bulk to getAll ratio",
+            ] {
                 figures.append(("OFREP bulk vs getAll, \(size) flags", name))
             }
         }

@@ -14,7 +14,8 @@ import Testing
         #expect(answer.headers["content-type"] == "application/json")
         #expect(answer.headers["etag"]?.hasPrefix("\"") == true)
         let flags = try #require(answer.json?["flags"]?.arrayValue)
-        let byKey = Dictionary(uniqueKeysWithValues: flags.compactMap { flag in flag["key"]?.stringValue.map { ($0, flag) } })
+        let byKey = Dictionary(
+            uniqueKeysWithValues: flags.compactMap { flag in flag["key"]?.stringValue.map { ($0, flag) } })
         #expect(byKey["new_checkout"]?["value"] == true)
         #expect(byKey["new_checkout"]?["reason"] == "TARGETING_MATCH")
         #expect(byKey["new_checkout"]?["variant"] == "r_1a2b3c4d")

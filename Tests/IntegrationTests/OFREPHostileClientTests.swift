@@ -150,7 +150,8 @@ import UnixIO
         var flags = [OFREPRig.checkout]
         for index in 0..<500 {
             let properties: [String: JSONValue] = ["p": .string("value \(index)")]
-            flags.append(Flag(key: "flag_\(index)", isEnabled: index % 2 == 0, ruleId: "r_\(index)", properties: properties))
+            flags.append(
+                Flag(key: "flag_\(index)", isEnabled: index % 2 == 0, ruleId: "r_\(index)", properties: properties))
         }
         return flags
     }

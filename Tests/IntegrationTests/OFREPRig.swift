@@ -33,7 +33,8 @@ struct OFREPRig {
             section += "ListenAddress=\(path)\n"
         }
         do {
-            daemon = try DaemonProcess(config: LocalFlags.config(in: directory, extra: section + extra), directory: directory)
+            daemon = try DaemonProcess(
+                config: LocalFlags.config(in: directory, extra: section + extra), directory: directory)
         } catch {
             directory.remove()
             throw error

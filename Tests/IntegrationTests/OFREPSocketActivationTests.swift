@@ -31,7 +31,9 @@ import Testing
         let notify = try NotifySocket(path: directory.file("notify.sock"))
         let logPath = directory.file("daemon.log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let listens = ofrepFirst ? ["--listen=\(ofrepPath)", "--listen=\(mainPath)"] : ["--listen=\(mainPath)", "--listen=\(ofrepPath)"]
+        let listens =
+            ofrepFirst
+            ? ["--listen=\(ofrepPath)", "--listen=\(mainPath)"] : ["--listen=\(mainPath)", "--listen=\(ofrepPath)"]
         let names = ofrepFirst ? "--fdname=ofrep:pwflagsd.socket" : "--fdname=pwflagsd.socket:ofrep"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try SocketActivationTests.socketActivate())

@@ -12,7 +12,8 @@ import Testing
 /// and refusals as read at once; a refusal is the last event and has a 4xx/5xx status; no body is over the
 /// limit; every answer states its length, and its body is JSON.
 @Suite struct HTTPFuzzTests {
-    static let corpus = FuzzCorpus.seeds(in: FuzzCorpus.directory.replacingOccurrences(of: "/corpus", with: "/http-corpus"))
+    static let corpus = FuzzCorpus.seeds(
+        in: FuzzCorpus.directory.replacingOccurrences(of: "/corpus", with: "/http-corpus"))
 
     static let tokens: [[UInt8]] = [
         "\r\n", "\n", "\r\n\r\n", " ", ":", "POST ", "GET ", " HTTP/1.1", " HTTP/1.0", " HTTP/2.0", "Content-Length: ",
@@ -38,7 +39,9 @@ import Testing
         ]))
 
     /// What a parser gives for the input, fed in pieces whose sizes `random` picks (nil: all at once).
-    static func events(_ input: [UInt8], head: Int, body: Int, random: inout SeededGenerator?) -> [HTTPRequestParser.Event] {
+    static func events(_ input: [UInt8], head: Int, body: Int, random: inout SeededGenerator?) -> [HTTPRequestParser
+        .Event]
+    {
         var parser = HTTPRequestParser(maximumHeadBytes: head, maximumBodyBytes: body)
         var events: [HTTPRequestParser.Event] = []
         var offset = 0

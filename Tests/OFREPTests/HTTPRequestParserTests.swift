@@ -23,7 +23,8 @@ import Testing
     }
 
     @Test func readsARequestWithItsHeadersAndBody() throws {
-        let result = events("POST /ofrep/v1/evaluate/flags?x=1 HTTP/1.1\r\nHost: a\r\nX-API-Key:  k \r\nContent-Length: 2\r\n\r\n{}")
+        let result = events(
+            "POST /ofrep/v1/evaluate/flags?x=1 HTTP/1.1\r\nHost: a\r\nX-API-Key:  k \r\nContent-Length: 2\r\n\r\n{}")
         guard case .request(let request) = try #require(result.first) else {
             Issue.record("no request: \(result)")
             return
@@ -41,7 +42,9 @@ import Testing
         let one = "POST /a HTTP/1.1\r\nContent-Length: 1\r\n\r\n1"
         let two = "POST /b HTTP/1.1\r\nContent-Length: 1\r\n\r\n2"
         let paths = events(one + two).compactMap { event -> String? in
-            if case .request(let request) = event { return request.path + String(decoding: request.body, as: UTF8.self) }
+            if case .request(let request) = event {
+                return request.path + String(decoding: request.body, as: UTF8.self)
+            }
             return nil
         }
         #expect(paths == ["/a1", "/b2"])
@@ -90,7 +93,9 @@ import Testing
     @Test func aFailedParserStaysFailedAndHoldsNothing() {
         var parser = HTTPRequestParser()
         parser.append(Array("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
-        #expect(parser.next() == .failure(HTTPFailure(501, "Transfer-Encoding is not supported; send the body with Content-Length")))
+        #expect(
+            parser.next()
+                == .failure(HTTPFailure(501, "Transfer-Encoding is not supported; send the body with Content-Length")))
         parser.append(Array(repeating: 0x41, count: 100_000))
         #expect(parser.bufferedCount == 0)
         if case .failure = parser.next() {} else { Issue.record("the parser recovered") }

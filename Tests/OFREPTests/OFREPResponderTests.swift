@@ -49,7 +49,10 @@ import Testing
     @Test func anAbsentKeyIs404FlagNotFound() throws {
         let response = answer(post("/ofrep/v1/evaluate/flags/nope"))
         #expect(response.status == 404)
-        #expect(try json(response) == ["key": "nope", "errorCode": "FLAG_NOT_FOUND", "errorDetails": "flag 'nope' was not found"])
+        #expect(
+            try json(response) == [
+                "key": "nope", "errorCode": "FLAG_NOT_FOUND", "errorDetails": "flag 'nope' was not found",
+            ])
     }
 
     @Test(arguments: [
@@ -85,7 +88,8 @@ import Testing
     }
 
     @Test func theTokenNeverAppearsInAnAnswer() {
-        let response = answer(post("/ofrep/v1/evaluate/flags", headers: [("authorization", "Bearer wrong")]), token: "s3cret")
+        let response = answer(
+            post("/ofrep/v1/evaluate/flags", headers: [("authorization", "Bearer wrong")]), token: "s3cret")
         #expect(!String(decoding: response.serialized(closing: true), as: UTF8.self).contains("s3cret"))
     }
 

@@ -200,7 +200,8 @@ final class OFREPLoop: @unchecked Sendable {
             case .continueExpected:
                 connection.output += HTTPResponse.continueBytes
             case .failure(let failure):
-                logger.debug("OFREP: request refused", ["HTTP_STATUS": String(failure.status), "REASON": failure.reason])
+                logger.debug(
+                    "OFREP: request refused", ["HTTP_STATUS": String(failure.status), "REASON": failure.reason])
                 connection.output += OFREPResponder.refusal(failure).serialized(closing: true)
                 connection.closesAfterFlush = true
                 return

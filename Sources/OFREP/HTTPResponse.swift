@@ -18,6 +18,14 @@ public struct HTTPResponse: Sendable, Equatable {
 
     /// The bytes on the wire; `closing` adds `Connection: close`.
     public func serialized(closing: Bool) -> [UInt8] {
+        var bytes = head(closing: closing)
+        if status != 304 { bytes += body }
+        return bytes
+    }
+
+    /// The status line and header fields with their empty line: what precedes `body` on the wire. Sent apart
+    /// from the body, so that a body shared by many answers (the bulk evaluation) is never copied.
+    public func head(closing: Bool) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         // 304 carries no body, and RFC 9110 lets it leave out Content-Length; every other answer states it, so
@@ -25,9 +33,7 @@ public struct HTTPResponse: Sendable, Equatable {
         if status != 304 { text += "Content-Length: \(body.count)\r\n" }
         if closing { text += "Connection: close\r\n" }
         text += "\r\n"
-        var bytes = Array(text.utf8)
-        if status != 304 { bytes += body }
-        return bytes
+        return Array(text.utf8)
     }
 
     /// `100 Continue`, the interim answer to `Expect: 100-continue`.

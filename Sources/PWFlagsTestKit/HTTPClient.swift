@@ -23,6 +23,8 @@ public final class HTTPClient {
 
     public let fd: Int32
     private var buffer: [UInt8] = []
+    /// One read's room, allocated once: the bench reads large answers many times.
+    private var chunk = [UInt8](repeating: 0, count: 262_144)
 
     public init(unixSocket path: String) throws {
         BrokenPipe.ignore()
@@ -72,7 +74,6 @@ public final class HTTPClient {
                 return response
             }
             guard LineReader.waitReadable(fd, until: deadline) else { return nil }
-            var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             guard count > 0 else { return nil }
             buffer += chunk[0..<count]

@@ -198,11 +198,11 @@ final class OFREPLoop: @unchecked Sendable {
             case .incomplete:
                 return
             case .continueExpected:
-                connection.output += HTTPResponse.continueBytes
+                connection.enqueue(HTTPResponse.continueBytes)
             case .failure(let failure):
                 logger.debug(
                     "OFREP: request refused", ["HTTP_STATUS": String(failure.status), "REASON": failure.reason])
-                connection.output += OFREPResponder.refusal(failure).serialized(closing: true)
+                connection.enqueue(OFREPResponder.refusal(failure), closing: true)
                 connection.closesAfterFlush = true
                 return
             case .request(let request):
@@ -210,7 +210,7 @@ final class OFREPLoop: @unchecked Sendable {
                     to: request, flags: { currentFlags() },
                     admit: { limiter.admit(connection.peer, now: Double(Self.now()) / 1e9) })
                 let closing = !request.keepsAlive || endOfInput || stopRequested.withLock { $0 }
-                connection.output += response.serialized(closing: closing)
+                connection.enqueue(response, closing: closing)
                 connection.deadline = Self.now() + limits.idleTimeout
                 if closing {
                     connection.closesAfterFlush = true
@@ -232,13 +232,13 @@ final class OFREPLoop: @unchecked Sendable {
     /// Sends what the socket takes; watches for writability while some remains, and answers the requests
     /// that waited behind a full buffer once it empties.
     private func flush(_ connection: OFREPConnection) {
-        while connection.pendingCount > 0 {
-            let outcome = connection.output.withUnsafeBytes { raw in
+        while let first = connection.output.first {
+            let outcome = first.withUnsafeBytes { raw in
                 UnixSocket.send(connection.fd, UnsafeRawBufferPointer(rebasing: raw[connection.outputOffset...]))
             }
             switch outcome {
             case .sent(let count):
-                connection.outputOffset += count
+                connection.sent(count)
             case .wouldBlock:
                 watch(connection, .output)
                 return
@@ -247,8 +247,6 @@ final class OFREPLoop: @unchecked Sendable {
                 return
             }
         }
-        connection.output.removeAll(keepingCapacity: true)
-        connection.outputOffset = 0
         if connection.closesAfterFlush {
             closeConnection(connection, drainingInput: true)
             return

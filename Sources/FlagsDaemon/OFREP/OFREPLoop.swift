@@ -32,6 +32,8 @@ final class OFREPLoop: @unchecked Sendable {
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
     private let events = Epoll.Buffer(capacity: 64)
     private var acceptPausedUntil: UInt64?
+    /// Refusals past `maxConnections` reach the log at most once a second, however many a flood makes.
+    private var refusedConnections = LogThrottle()
 
     /// The longest the loop flushes answers at shutdown.
     static let drainTimeout: UInt64 = 1_000_000_000
@@ -114,18 +116,21 @@ final class OFREPLoop: @unchecked Sendable {
                 guard let accepted = try UnixSocket.accept(listenFD) else { return }
                 fd = accepted
             } catch {
-                if error.errno == EMFILE || error.errno == ENFILE {
-                    // Out of descriptors: stop accepting for a moment rather than spin on a ready listener.
-                    logger.warning("OFREP: out of file descriptors; not accepting for 100 ms")
-                    epoll.remove(listenFD)
-                    acceptPausedUntil = Self.now() + 100_000_000
-                    return
-                }
-                continue
+                // A client that gave up while queued: take the next one.
+                if error.errno == ECONNABORTED { continue }
+                // Out of descriptors, or a failure that would repeat: stop accepting for a moment rather than
+                // spin on a listener that stays ready.
+                logger.warning("OFREP: accept failed; not accepting for 100 ms", ["ERRNO": String(error.errno)])
+                epoll.remove(listenFD)
+                acceptPausedUntil = Self.now() + 100_000_000
+                return
             }
             guard connections.count < limits.maxConnections else {
-                logger.notice(
-                    "OFREP: connection refused: too many open", ["CONNECTIONS": String(connections.count)])
+                if let count = refusedConnections.record(now: Self.now()) {
+                    logger.notice(
+                        "OFREP: refused connections past ConnectionLimit",
+                        ["CONNECTIONS": String(connections.count), "REFUSED": String(count)])
+                }
                 let answer = OFREPResponder.error(
                     503, details: "too many OFREP connections", headers: [("Retry-After", "1")])
                 _ = answer.serialized(closing: true).withUnsafeBytes { UnixSocket.send(fd, $0) }

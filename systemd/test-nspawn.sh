@@ -322,12 +322,14 @@ check "pwflagsd.socket starts again and serves" in_ct sh -c '
 
 echo "# OpenFeature: pwflagsd-ofrep.socket"
 check "the package does not enable pwflagsd-ofrep.socket" in_ct sh -c '! systemctl is-enabled -q pwflagsd-ofrep.socket'
-check "enable --now pwflagsd-ofrep.socket: root:pwflags 0660 beside the main socket" in_ct sh -ec '
+# systemd refuses to start a socket whose service already runs: the service stops first, and the next
+# connection to either socket starts it with both.
+check "stop pwflagsd.service, enable --now pwflagsd-ofrep.socket: root:pwflags 0660 beside the main socket" in_ct sh -ec '
+    systemctl stop pwflagsd.service
     systemctl enable --now pwflagsd-ofrep.socket
-    [ "$(stat -c "%U:%G %a %F" /run/pwflagsd/ofrep.sock)" = "root:pwflags 660 socket" ]
-    systemctl stop pwflagsd.service'
+    [ "$(stat -c "%U:%G %a %F" /run/pwflagsd/ofrep.sock)" = "root:pwflags 660 socket" ]'
 # The stock client of the standard library: HTTP/1.1 over the Unix socket, the first connection starting pwflagsd.
-in_ct tee /root/ofrep-get.py >/dev/null <<'PY'
+in_ct tee /usr/local/share/ofrep-get.py >/dev/null <<'PY'
 import http.client, json, socket, sys
 class UnixConnection(http.client.HTTPConnection):
     def connect(self):
@@ -340,7 +342,7 @@ answer = json.load(response)
 print(response.status, json.dumps(answer, sort_keys=True))
 sys.exit(0 if response.status == 200 else 1)
 PY
-output=$(in_ct runuser -u alice -- python3 /root/ofrep-get.py new_checkout 2>&1) && status=0 || status=$?
+output=$(in_ct runuser -u alice -- python3 /usr/local/share/ofrep-get.py new_checkout 2>&1) && status=0 || status=$?
 if [[ $status == 0 && $output == *'"reason": "TARGETING_MATCH"'* && $output == *'"value": true'* ]]; then
     ok "alice evaluates new_checkout over OFREP on /run/pwflagsd/ofrep.sock (socket-activated)"
 else
@@ -353,7 +355,7 @@ check "pwflagsd.service is handed both sockets, the OFREP one named ofrep; the l
     case "$names" in *ofrep*) ;; *) exit 1 ;; esac
     runuser -u alice -- pwflags is-enabled new_checkout'
 check "bob (outside pwflags) cannot connect to the OFREP socket" in_ct sh -c '
-    ! runuser -u bob -- python3 /root/ofrep-get.py new_checkout'
+    ! runuser -u bob -- python3 /usr/local/share/ofrep-get.py new_checkout'
 check "disable --now pwflagsd-ofrep.socket; restarted, pwflagsd serves without it" in_ct sh -ec '
     systemctl disable --now pwflagsd-ofrep.socket
     [ ! -e /run/pwflagsd/ofrep.sock ]

@@ -133,4 +133,16 @@ import Testing
             }
         }
     }
+
+    @Test func anEmptyTokenFileTurnsOFREPOffAndTheLineProtocolStillServes() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write(LocalFlags.fileName, LocalFlags.text(OFREPRig.flags))
+        try directory.write("empty-token", "\n")
+        let extra = "[OFREP]\nListenAddress=127.0.0.1:0\nTokenFile=\(directory.file("empty-token"))\n"
+        let daemon = try DaemonProcess(config: LocalFlags.config(in: directory, extra: extra), directory: directory)
+        defer { daemon.cleanUp() }
+        #expect(daemon.log.contains("OFREP is off"), "\(daemon.log)")
+        #expect(!daemon.log.contains("OFREP listening"))
+        #expect(try daemon.connect().call("get", ["key": "banner"])?["result"]?["flag"]?["key"] == "banner")
+    }
 }

@@ -65,12 +65,13 @@ public final class HTTPClient {
         return readResponse(timeout: timeout)
     }
 
-    /// The next answer; nil when the connection closed first or `timeout` passed. `100 Continue` is skipped.
-    public func readResponse(timeout: Duration = .seconds(10)) -> Response? {
+    /// The next answer; nil when the connection closed first or `timeout` passed. `100 Continue` is skipped
+    /// unless `interim`.
+    public func readResponse(timeout: Duration = .seconds(10), interim: Bool = false) -> Response? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let response = takeResponse() {
-                if response.status == 100 { continue }
+                if response.status == 100, !interim { continue }
                 return response
             }
             guard LineReader.waitReadable(fd, until: deadline) else { return nil }

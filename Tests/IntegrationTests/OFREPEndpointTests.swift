@@ -145,4 +145,19 @@ import Testing
         #expect(!daemon.log.contains("OFREP listening"))
         #expect(try daemon.connect().call("get", ["key": "banner"])?["result"]?["flag"]?["key"] == "banner")
     }
+
+    @Test func expectContinueGets100BeforeTheBodyIsSent() throws {
+        let rig = try OFREPRig()
+        defer { rig.cleanUp() }
+        let client = try rig.client()
+        let body = #"{"context":{"targetingKey":"user-1"}}"#
+        client.send(
+            "POST \(OFREPRig.single("banner")) HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n")
+        #expect(client.readResponse(interim: true)?.status == 100)
+        client.send(body)
+        let answer = client.readResponse()
+        #expect(answer?.status == 200)
+        #expect(answer?.json?["key"] == "banner")
+    }
 }

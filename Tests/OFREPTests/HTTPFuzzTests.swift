@@ -12,8 +12,11 @@ import Testing
 /// and refusals as read at once; a refusal is the last event and has a 4xx/5xx status; no body is over the
 /// limit; every answer states its length, and its body is JSON.
 @Suite struct HTTPFuzzTests {
+    /// `Tests/Fuzz/http-corpus`, beside the line protocol's corpus.
     static let corpus = FuzzCorpus.seeds(
-        in: FuzzCorpus.directory.replacingOccurrences(of: "/corpus", with: "/http-corpus"))
+        in: URL(fileURLWithPath: FuzzCorpus.directory).deletingLastPathComponent().appendingPathComponent(
+            "http-corpus"
+        ).path)
 
     static let tokens: [[UInt8]] = [
         "\r\n", "\n", "\r\n\r\n", " ", ":", "POST ", "GET ", " HTTP/1.1", " HTTP/1.0", " HTTP/2.0", "Content-Length: ",

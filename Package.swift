@@ -33,10 +33,13 @@ let package = Package(
         // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
         // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references.
         .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
-        // The daemon's services: store, sources, socket server, systemd glue.
+        // OpenFeature's remote evaluation protocol (README, OpenFeature): the HTTP/1.1 subset it needs and the
+        // mapping of flags to OFREP evaluations. Pure: bytes in, bytes out; the daemon's listener does the I/O.
+        .target(name: "OFREP", dependencies: ["FlagsCore"], swiftSettings: strict),
+        // The daemon's services: store, sources, socket server, OFREP listener, systemd glue.
         .target(
             name: "FlagsDaemon",
-            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd", "OFREP"],
             swiftSettings: strict
         ),
         // The client library local Swift apps import.
@@ -94,6 +97,7 @@ let package = Package(
             dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport"],
             swiftSettings: strict
         ),
+        .testTarget(name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

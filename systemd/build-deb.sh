@@ -40,7 +40,7 @@ for binary in pwflagsd pwflags; do
     strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/$binary"
 done
 install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
-    "$REPO"/systemd/pwflagsd@.service "$ROOT/usr/lib/systemd/system/"
+    "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$ROOT/usr/lib/systemd/system/"
 install -m 0644 "$REPO/systemd/pwflagsd.sysusers.conf" "$ROOT/usr/lib/sysusers.d/pwflagsd.conf"
 install -m 0644 "$REPO/config/demo-flags.json" "$ROOT/usr/share/pwflagsd/demo-flags.json"
 install -m 0644 "$REPO/systemd/completion/pwflags" "$ROOT/usr/share/bash-completion/completions/pwflags"

@@ -173,7 +173,7 @@ check "add alice to pwflags; bob stays outside" in_ct sh -ec '
     for user in alice bob; do id "$user" >/dev/null 2>&1 || useradd --no-create-home "$user"; done
     usermod -a -G pwflags alice
     ! id -nG bob | grep -qw pwflags'
-for unit in pwflagsd.socket pwflagsd.service pwflagsd@.socket pwflagsd@.service; do
+for unit in pwflagsd.socket pwflagsd.service pwflagsd@.socket pwflagsd@.service pwflagsd-ofrep.socket; do
     check "systemd-analyze verify the installed $unit (no stderr)" in_ct sh -c '
         out=$(systemd-analyze verify --man=no /usr/lib/systemd/system/'"$unit"' 2>&1 >/dev/null); echo "$out"; [ -z "$out" ]'
 done
@@ -391,6 +391,47 @@ check "a restart of pwflagsd@gate with the flag unchanged restarts nothing; a ch
     journalctl --no-pager -o cat -u beta-follow.service | grep -q "waiting for pwflagsd to come back"'
 in_ct systemctl stop beta-follow.service beta-worker.service gate-on.service pwflagsd@gate.socket pwflagsd@gate.service \
     >/dev/null 2>&1 || true
+echo "# OpenFeature: pwflagsd-ofrep.socket"
+check "the package does not enable pwflagsd-ofrep.socket" in_ct sh -c '! systemctl is-enabled -q pwflagsd-ofrep.socket'
+# systemd refuses to start a socket whose service already runs: the service stops first, and the next
+# connection to either socket starts it with both.
+check "stop pwflagsd.service, enable --now pwflagsd-ofrep.socket: root:pwflags 0660 beside the main socket" in_ct sh -ec '
+    systemctl stop pwflagsd.service
+    systemctl enable --now pwflagsd-ofrep.socket
+    [ "$(stat -c "%U:%G %a %F" /run/pwflagsd/ofrep.sock)" = "root:pwflags 660 socket" ]'
+# The stock client of the standard library: HTTP/1.1 over the Unix socket, the first connection starting pwflagsd.
+in_ct tee /usr/local/share/ofrep-get.py >/dev/null <<'PY'
+import http.client, json, socket, sys
+class UnixConnection(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect("/run/pwflagsd/ofrep.sock")
+connection = UnixConnection("localhost", timeout=10)
+connection.request("POST", "/ofrep/v1/evaluate/flags/" + sys.argv[1], body="{}", headers={"Content-Type": "application/json"})
+response = connection.getresponse()
+answer = json.load(response)
+print(response.status, json.dumps(answer, sort_keys=True))
+sys.exit(0 if response.status == 200 else 1)
+PY
+output=$(in_ct runuser -u alice -- python3 /usr/local/share/ofrep-get.py new_checkout 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == *'"reason": "TARGETING_MATCH"'* && $output == *'"value": true'* ]]; then
+    ok "alice evaluates new_checkout over OFREP on /run/pwflagsd/ofrep.sock (socket-activated)"
+else
+    fail "alice evaluates new_checkout over OFREP (exit $status): $output"
+fi
+check "pwflagsd.service is handed both sockets, the OFREP one named ofrep; the line protocol still serves" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd.service)
+    names=$(tr "\0" "\n" </proc/"$pid"/environ | grep "^LISTEN_FDNAMES="); echo "$names"
+    case "$names" in *pwflagsd.socket*) ;; *) exit 1 ;; esac
+    case "$names" in *ofrep*) ;; *) exit 1 ;; esac
+    runuser -u alice -- pwflags is-enabled new_checkout'
+check "bob (outside pwflags) cannot connect to the OFREP socket" in_ct sh -c '
+    ! runuser -u bob -- python3 /usr/local/share/ofrep-get.py new_checkout'
+check "disable --now pwflagsd-ofrep.socket; restarted, pwflagsd serves without it" in_ct sh -ec '
+    systemctl disable --now pwflagsd-ofrep.socket
+    [ ! -e /run/pwflagsd/ofrep.sock ]
+    systemctl restart pwflagsd.service
+    runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
 
 echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
 if in_ct test -x /usr/bin/python3; then

@@ -64,6 +64,11 @@ extension Configuration {
         case .logLevel: logLevel.rawValue
         case .metricsFile: metricsFile
         case .metricsInterval: metricsInterval.systemdTimeSpan
+        case .listenAddress: ofrepListenAddress?.description
+        case .tokenFile: ofrepTokenFile
+        case .connectionLimit: String(ofrepConnectionLimit)
+        case .idleTimeout: ofrepIdleTimeout.systemdTimeSpan
+        case .requestRate: String(ofrepRequestRate)
         }
     }
 
@@ -110,6 +115,8 @@ extension Configuration {
         case .deviceType: "unset: device_type is left out"
         case .localFlagsFile: usesLocalSource ? "unset: no local flags to serve" : "unset"
         case .metricsFile: "unset: no metrics file is written"
+        case .listenAddress: "unset: OFREP is off"
+        case .tokenFile: "unset: no token asked of Unix socket clients"
         default: "unset"
         }
     }

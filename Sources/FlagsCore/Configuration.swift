@@ -54,6 +54,20 @@ public struct Configuration: Sendable, Equatable {
     public var metricsFile: String?
     public var metricsInterval: Duration = .seconds(15)
 
+    // MARK: [OFREP]
+
+    /// Where the OpenFeature remote evaluation listener listens; nil: it is off.
+    public var ofrepListenAddress: OFREPListenAddress?
+    /// The file holding the token TCP clients must send; required with a TCP `ofrepListenAddress`.
+    public var ofrepTokenFile: String?
+    /// OFREP connections open at once; more are closed as soon as they are accepted.
+    public var ofrepConnectionLimit: Int = 64
+    /// How long a connection may take to send a whole request, counted from its previous answer (or from
+    /// its start); also how long an idle keep-alive connection stays open.
+    public var ofrepIdleTimeout: Duration = .seconds(30)
+    /// Requests a second each client (a Unix socket user, a TCP address) may make on average; 0: no limit.
+    public var ofrepRequestRate: Int = 500
+
     public init() {}
 
     /// Where clients look when neither `--socket` nor `$PWFLAGS_SOCKET` says otherwise.

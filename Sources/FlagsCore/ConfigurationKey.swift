@@ -37,6 +37,13 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case metricsFile = "MetricsFile"
     case metricsInterval = "MetricsInterval"
 
+    // [OFREP]
+    case listenAddress = "ListenAddress"
+    case tokenFile = "TokenFile"
+    case connectionLimit = "ConnectionLimit"
+    case idleTimeout = "IdleTimeout"
+    case requestRate = "RequestRate"
+
     /// The section the key belongs in.
     public var section: ConfigurationSection {
         switch self {
@@ -48,6 +55,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
             .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel, .metricsFile, .metricsInterval:
             .daemon
+        case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate:
+            .ofrep
         }
     }
 }

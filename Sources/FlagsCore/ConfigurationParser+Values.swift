@@ -115,6 +115,25 @@ extension ConfigurationParser {
             configuration.metricsFile = value
         case .metricsInterval:
             return setDuration(value, name: name, allowingZero: false, at: \.metricsInterval, in: &configuration)
+        case .listenAddress:
+            guard let address = OFREPListenAddress(parsing: value) else {
+                return "invalid address '\(shown)' for \(name) (expected an absolute socket path, "
+                    + "127.0.0.1:PORT, [::1]:PORT or localhost:PORT)"
+            }
+            configuration.ofrepListenAddress = address
+        case .tokenFile:
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.ofrepTokenFile = resolved(value, relativeTo: origin)
+        case .connectionLimit:
+            guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
+            configuration.ofrepConnectionLimit = number
+        case .idleTimeout:
+            return setDuration(value, name: name, allowingZero: false, at: \.ofrepIdleTimeout, in: &configuration)
+        case .requestRate:
+            guard let number = Int(value), number >= 0 else {
+                return "invalid number '\(shown)' for \(name) (expected 0 or a positive integer)"
+            }
+            configuration.ofrepRequestRate = number
         }
         return nil
     }

@@ -94,6 +94,18 @@ public struct ConfigurationParser: Sendable {
 
     /// The problems between keys: `MaxPendingBytes` below `MaxLineBytes`, reported where the later one was set.
     public func crossKeyProblems() -> [ConfigurationProblem] {
+        pendingBytesProblems() + ofrepTokenProblems()
+    }
+
+    /// A TCP `ListenAddress` without a `TokenFile`: every local user can reach a loopback port, so TCP clients
+    /// must present a token; reported where `ListenAddress` was set.
+    private func ofrepTokenProblems() -> [ConfigurationProblem] {
+        guard configuration.ofrepListenAddress?.isTCP == true, configuration.ofrepTokenFile == nil else { return [] }
+        let origin = origins[.listenAddress] ?? ConfigurationOrigin(file: "defaults", line: 0)
+        return [ConfigurationProblem(at: origin, "ListenAddress is a TCP address: set TokenFile too")]
+    }
+
+    private func pendingBytesProblems() -> [ConfigurationProblem] {
         guard configuration.maxPendingBytes < configuration.maxLineBytes else { return [] }
         let pendingOrder = assignmentOrder[.maxPendingBytes] ?? 0
         let lineOrder = assignmentOrder[.maxLineBytes] ?? 0
@@ -229,6 +241,11 @@ public struct ConfigurationParser: Sendable {
         case .logLevel: configuration.logLevel = defaults.logLevel
         case .metricsFile: configuration.metricsFile = defaults.metricsFile
         case .metricsInterval: configuration.metricsInterval = defaults.metricsInterval
+        case .listenAddress: configuration.ofrepListenAddress = defaults.ofrepListenAddress
+        case .tokenFile: configuration.ofrepTokenFile = defaults.ofrepTokenFile
+        case .connectionLimit: configuration.ofrepConnectionLimit = defaults.ofrepConnectionLimit
+        case .idleTimeout: configuration.ofrepIdleTimeout = defaults.ofrepIdleTimeout
+        case .requestRate: configuration.ofrepRequestRate = defaults.ofrepRequestRate
         }
     }
 

@@ -3,6 +3,7 @@ public enum ConfigurationSection: String, Sendable, CaseIterable {
     case pushwoosh = "Pushwoosh"
     case featureFlags = "FeatureFlags"
     case daemon = "Daemon"
+    case ofrep = "OFREP"
 
     /// The keys that belong in this section, in the order of the README's Configuration section.
     public var keys: [ConfigurationKey] { ConfigurationKey.allCases.filter { $0.section == self } }

@@ -63,7 +63,8 @@ public final class Daemon: Sendable {
         )
         await reloader.prepare()
 
-        let (listenFD, ownedPath) = try openSocket()
+        let activated = Systemd.activatedSockets()
+        let (listenFD, ownedPath) = try openSocket(activated)
         let watchdog = Systemd.watchdogInterval()
         let server: SocketServer
         do {
@@ -81,6 +82,8 @@ public final class Daemon: Sendable {
             close(listenFD)
             throw StartError(description: "cannot start the socket server: \(error)")
         }
+        let ofrep = makeOFREPServer(
+            configuration: configuration, store: store, activated: activated.ofrep, logger: logger)
         let status = SystemdStatus(store: store) { reloader.stacks.current }
         logger.notice(
             "pwflagsd \(PWFlagsVersion.current) serving",
@@ -100,7 +103,8 @@ public final class Daemon: Sendable {
         // The metrics file's writer asks the server for its text, so it stops before the server does.
         let metricsWriter = MetricsFileWriter(server: server, reloader: reloader, logger: logger)
         let services: [any Service] =
-            [server, reloader, status] + (clockWatcher.map { [$0] } ?? []) + [metricsWriter]
+            [server] + (ofrep.map { [$0.server] } ?? []) + [reloader, status] + (clockWatcher.map { [$0] } ?? [])
+            + [metricsWriter]
         await ServiceGroup(services).run {
             for await number in signals {
                 if number == SIGHUP {
@@ -115,6 +119,7 @@ public final class Daemon: Sendable {
             Systemd.notifyStopping()
         }
         if let ownedPath { unlink(ownedPath) }
+        if let path = ofrep?.ownedPath { unlink(path) }
         logger.info("stopped")
     }
 
@@ -131,8 +136,9 @@ public final class Daemon: Sendable {
 
     /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing
     /// a live one. Returns the path to unlink at exit, nil for an activated socket that systemd owns.
-    private func openSocket() throws -> (Int32, String?) {
-        let activated = Systemd.activatedSockets()
+    private func openSocket(_ activated: (sockets: [Int32], rejected: [Int32], ofrep: [Int32])) throws -> (
+        Int32, String?
+    ) {
         for fd in activated.rejected {
             logger.warning(
                 "ignored a passed file descriptor that is not a listening Unix stream socket", ["FD": String(fd)])

@@ -144,6 +144,11 @@ actor Reloader: Service {
         for (key, changed) in [
             ("SocketPath", old.socketPath != new.socketPath), ("SocketMode", old.socketMode != new.socketMode),
             ("StateDirectory", old.stateDirectory != new.stateDirectory),
+            (
+                "[OFREP]",
+                OFREPLimits(old) != OFREPLimits(new) || old.ofrepListenAddress != new.ofrepListenAddress
+                    || old.ofrepTokenFile != new.ofrepTokenFile
+            ),
         ] where changed {
             logger.notice("\(key) changes take effect at the next start")
         }

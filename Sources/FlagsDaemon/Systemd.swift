@@ -50,21 +50,41 @@ public enum Systemd {
         return .microseconds(Int64(microseconds))
     }
 
-    /// The listening Unix stream sockets passed by socket activation (`LISTEN_FDS`), checked with
-    /// `sd_is_socket_unix`; empty when the daemon was started without activation.
-    public static func activatedSockets() -> (sockets: [Int32], rejected: [Int32]) {
-        let count = sd_listen_fds(1)
-        guard count > 0 else { return ([], []) }
+    /// The name a socket unit gives the OFREP listener (`FileDescriptorName=ofrep`).
+    public static let ofrepDescriptorName = "ofrep"
+
+    /// The listening sockets passed by socket activation (`LISTEN_FDS`, `LISTEN_FDNAMES`): the line protocol's
+    /// Unix stream sockets (any name but `ofrep`, checked with `sd_is_socket_unix`), the OFREP listener (the
+    /// stream socket named `ofrep`, Unix or TCP), and the rest, rejected. All empty without activation.
+    public static func activatedSockets() -> (sockets: [Int32], rejected: [Int32], ofrep: [Int32]) {
+        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        let count = sd_listen_fds_with_names(1, &names)
+        defer {
+            if let names {
+                for index in 0..<Int(max(count, 0)) { free(names[index]) }
+                free(names)
+            }
+        }
+        guard count > 0 else { return ([], [], []) }
         var sockets: [Int32] = []
         var rejected: [Int32] = []
-        for fd in SD_LISTEN_FDS_START..<(SD_LISTEN_FDS_START + count) {
-            if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 {
+        var ofrep: [Int32] = []
+        for index in 0..<count {
+            let fd = SD_LISTEN_FDS_START + index
+            let name = names?[Int(index)].map { String(cString: $0) } ?? ""
+            if name == ofrepDescriptorName {
+                if sd_is_socket(fd, AF_UNSPEC, Int32(SOCK_STREAM.rawValue), 1) > 0 {
+                    ofrep.append(fd)
+                } else {
+                    rejected.append(fd)
+                }
+            } else if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 {
                 sockets.append(fd)
             } else {
                 rejected.append(fd)
             }
         }
-        return (sockets, rejected)
+        return (sockets, rejected, ofrep)
     }
 
     /// The application-specific machine id (`sd_id128_get_machine_app_specific`): 32 hex digits, stable

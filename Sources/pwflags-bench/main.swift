@@ -70,6 +70,7 @@ do {
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()
+    try OFREPBenchmark.run(bench: bench, quick: quick, report: report)
     try bench.memory()
     try bench.startup(benchPath: CommandLine.arguments[0])
 } catch {

@@ -46,6 +46,13 @@ import Testing
                 #MetricsFile= (unset: no metrics file is written)
                 MetricsInterval=15s
 
+                [OFREP]
+                #ListenAddress= (unset: OFREP is off)
+                #TokenFile= (unset: no token asked of Unix socket clients)
+                ConnectionLimit=64
+                IdleTimeout=30s
+                RequestRate=500
+
                 """)
     }
 

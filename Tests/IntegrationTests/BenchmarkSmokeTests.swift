@@ -34,6 +34,13 @@ import Testing
                 figures.append(("scale, \(size) flags", name))
             }
         }
+        for size in [100, 1000] {
+            for name in [
+                "getAll p50", "OFREP bulk p50", "OFREP bulk 304 p50", "OFREP bulk bytes", "bulk to getAll ratio",
+            ] {
+                figures.append(("OFREP bulk vs getAll, \(size) flags", name))
+            }
+        }
         return figures
     }
 

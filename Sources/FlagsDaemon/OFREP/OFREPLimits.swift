@@ -1,0 +1,35 @@
+public import FlagsCore
+
+/// The bounds on what OFREP clients may make the listener hold (README, Configuration, [OFREP]).
+public struct OFREPLimits: Sendable, Equatable {
+    public var maxConnections: Int
+    /// Nanoseconds a connection has to send a whole request after its previous answer (or its start).
+    public var idleTimeout: UInt64
+    /// Requests a second per client; 0: no limit.
+    public var requestRate: Int
+    /// The request line and header fields together, in bytes.
+    public var maxHeadBytes: Int
+    /// A request body, in bytes; an evaluation context is far smaller.
+    public var maxBodyBytes: Int
+    /// Answers queued for one connection before the listener stops reading its next requests.
+    public var maxPendingBytes: Int
+
+    public init(
+        maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 500,
+        maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144
+    ) {
+        self.maxConnections = maxConnections
+        let (seconds, attoseconds) = idleTimeout.components
+        self.idleTimeout = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        self.requestRate = requestRate
+        self.maxHeadBytes = maxHeadBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.maxPendingBytes = maxPendingBytes
+    }
+
+    public init(_ configuration: Configuration) {
+        self.init(
+            maxConnections: configuration.ofrepConnectionLimit, idleTimeout: configuration.ofrepIdleTimeout,
+            requestRate: configuration.ofrepRequestRate)
+    }
+}

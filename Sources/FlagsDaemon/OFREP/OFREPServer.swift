@@ -1,0 +1,41 @@
+import FlagsCore
+import Foundation
+public import UnixIO
+
+/// The OFREP listener (README, OpenFeature) as a service: its epoll loop on a thread of its own.
+public final class OFREPServer: Service {
+    private let loop: OFREPLoop
+
+    /// Serves `listenFD`, a listening stream socket the server now owns and closes at the end. `token` is asked
+    /// of TCP clients only (`isTCP`); Unix socket clients are vetted by the socket file's permissions.
+    public init(
+        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger
+    ) throws(SystemError) {
+        loop = try OFREPLoop(
+            listenFD: listenFD, isTCP: isTCP, store: store, token: token, limits: limits, logger: logger)
+    }
+
+    /// Serves until shut down or cancelled.
+    public func run() async {
+        let loop = self.loop
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let thread = Thread {
+                    loop.run()
+                    done.resume()
+                }
+                thread.name = "pwflagsd-ofrep"
+                thread.start()
+            }
+        } onCancel: {
+            loop.stop()
+        }
+    }
+
+    /// Stops accepting; `run()` sends what is queued (briefly), closes and returns.
+    public func shutdownGracefully() async {
+        loop.stop()
+    }
+
+    public var returnsAfterGracefulShutdown: Bool { true }
+}

@@ -83,13 +83,7 @@ public final class HTTPClient {
 
     /// True when the server closed the connection within `timeout` (reads and drops what comes first).
     public func isClosedByPeer(timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while LineReader.waitReadable(fd, until: deadline) {
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return true }
-        }
-        return false
+        LineReader.isClosedByPeer(fd, timeout: timeout)
     }
 
     private func takeResponse() -> Response? {

@@ -31,6 +31,19 @@ public final class LineReader {
         }
     }
 
+    /// True when the peer of `fd` closed the connection within `timeout`; what it sends first is read and dropped.
+    public static func isClosedByPeer(_ fd: Int32, timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while waitReadable(fd, until: deadline) {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { raw in
+                try? syscall("read") { read(fd, raw.baseAddress, raw.count) }
+            }
+            if (count ?? 0) <= 0 { return true }
+        }
+        return false
+    }
+
     /// True when `fd` has input (or its end) before `deadline`.
     static func waitReadable(_ fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
         while true {

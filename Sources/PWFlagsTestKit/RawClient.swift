@@ -49,12 +49,6 @@ public final class RawClient {
 
     /// True when the daemon closed the connection within `timeout` (reads until end of stream).
     public func isClosedByPeer(timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while LineReader.waitReadable(fd, until: deadline) {
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { return true }
-        }
-        return false
+        LineReader.isClosedByPeer(fd, timeout: timeout)
     }
 }

@@ -24,13 +24,7 @@ public enum InetSocket {
                 guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
                     throw SystemError("inet_pton(\(host))", errno: EINVAL)
                 }
-                try syscall("bind(\(host))") {
-                    withUnsafePointer(to: &address) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                        }
-                    }
-                }
+                try bind(fd, to: &address, host: host)
             } else {
                 var address = sockaddr_in()
                 address.sin_family = sa_family_t(AF_INET)
@@ -38,13 +32,7 @@ public enum InetSocket {
                 guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
                     throw SystemError("inet_pton(\(host))", errno: EINVAL)
                 }
-                try syscall("bind(\(host))") {
-                    withUnsafePointer(to: &address) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                        }
-                    }
-                }
+                try bind(fd, to: &address, host: host)
             }
             try syscall("listen") { Glibc.listen(fd, backlog) }
         } catch {
@@ -79,6 +67,17 @@ public enum InetSocket {
         }
         setNoDelay(fd)
         return fd
+    }
+
+    /// Binds `fd` to `address` (a `sockaddr_in` or `sockaddr_in6`).
+    private static func bind<Address>(_ fd: Int32, to address: inout Address, host: String) throws(SystemError) {
+        try syscall("bind(\(host))") {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<Address>.size))
+                }
+            }
+        }
     }
 
     /// The address family of a socket (`AF_UNIX`, `AF_INET`, `AF_INET6`), or nil when `fd` is not a socket.

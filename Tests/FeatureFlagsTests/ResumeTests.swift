@@ -19,6 +19,18 @@ import Testing
     }
 
     /// Counts its calls.
+    /// A library instance on `daemon`, started and holding its first snapshot, with a counting listener on a
+    /// queue of its own.
+    static func mirror(of daemon: FakeDaemon, label: String) -> (FeatureFlags, CountingListener, DispatchQueue) {
+        let flags = FeatureFlags(socketPath: daemon.path, timing: ClientTiming.fast)
+        flags.start()
+        #expect(Eventually.wait(timeout: .seconds(10)) { flags.hasSnapshot })
+        let listener = CountingListener()
+        let queue = DispatchQueue(label: label)
+        flags.addUpdateListener(listener, queue: queue)
+        return (flags, listener, queue)
+    }
+
     final class CountingListener: FeatureFlagsUpdateListener {
         let calls = Mutex(0)
         func featureFlagsDidUpdate() { calls.withLock { $0 += 1 } }
@@ -44,13 +56,8 @@ import Testing
             return [JSONValue.object(["jsonrpc": "2.0", "id": id, "result": result]).serialized()]
         }
         defer { daemon.stop() }
-        let flags = FeatureFlags(socketPath: daemon.path, timing: ClientTiming.fast)
+        let (flags, listener, queue) = Self.mirror(of: daemon, label: "test.resume")
         defer { flags.stop() }
-        flags.start()
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.hasSnapshot })
-        let listener = CountingListener()
-        let queue = DispatchQueue(label: "test.resume")
-        flags.addUpdateListener(listener, queue: queue)
 
         daemon.dropConnections()
         #expect(Eventually.wait(timeout: .seconds(10)) { daemon.params.count >= 2 })
@@ -85,13 +92,8 @@ import Testing
             return [JSONValue.object(["jsonrpc": "2.0", "id": id, "result": result]).serialized()]
         }
         defer { daemon.stop() }
-        let flags = FeatureFlags(socketPath: daemon.path, timing: ClientTiming.fast)
+        let (flags, listener, queue) = Self.mirror(of: daemon, label: "test.unchanged")
         defer { flags.stop() }
-        flags.start()
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.hasSnapshot })
-        let listener = CountingListener()
-        let queue = DispatchQueue(label: "test.unchanged")
-        flags.addUpdateListener(listener, queue: queue)
 
         daemon.dropConnections()
         #expect(Eventually.wait(timeout: .seconds(10)) { daemon.methods.filter { $0 == "listen" }.count >= 2 })

@@ -60,7 +60,7 @@ enum Help {
             """
             Usage: pwflags list [--json]
 
-            Prints every flag sorted by key. With --json: {"revision":N,"flags":[...]}.
+            Prints every flag sorted by key. With --json: {"epoch":E,"revision":N,"flags":[...]}.
             """
         case "listen":
             """

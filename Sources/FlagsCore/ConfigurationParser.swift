@@ -27,6 +27,8 @@ public struct ConfigurationParser: Sendable {
     /// The order of each key's last assignment, to tell which of two keys was set later.
     private var assignmentOrder: [ConfigurationKey: Int] = [:]
     private var assignmentCount = 0
+    /// The files in the order they were parsed, so that `finish()` reports every problem in reading order.
+    private var files: [String] = []
 
     /// Starts from a configuration, normally the defaults.
     public init(configuration: Configuration = Configuration()) {
@@ -40,6 +42,7 @@ public struct ConfigurationParser: Sendable {
 
     /// Parses one file's text; `file` is its path, used in problems and to resolve relative paths in it.
     public mutating func parse(text: String, file: String) {
+        if !files.contains(file) { files.append(file) }
         var section = SectionState.none
         var pending: (text: String, line: Int)?
         for (offset, rawLine) in Self.lines(of: text).enumerated() {
@@ -86,10 +89,20 @@ public struct ConfigurationParser: Sendable {
         }
     }
 
-    /// The configuration, or every problem including those that span keys. Call it after the last source.
+    /// The configuration, or every problem including those that span keys, in reading order (file by file as
+    /// parsed, line by line; the command line last). Call it after the last source.
     public func finish() -> Result<Configuration, ConfigurationErrors> {
         let all = problems + crossKeyProblems()
-        return all.isEmpty ? .success(configuration) : .failure(ConfigurationErrors(all))
+        guard !all.isEmpty else { return .success(configuration) }
+        let position = { (problem: ConfigurationProblem) in
+            (files.firstIndex(of: problem.file) ?? files.count, problem.line)
+        }
+        // Stable: problems at the same place keep the order they were found in.
+        let ordered = all.enumerated().sorted { left, right in
+            let (a, b) = (position(left.element), position(right.element))
+            return a != b ? a < b : left.offset < right.offset
+        }
+        return .failure(ConfigurationErrors(ordered.map(\.element)))
     }
 
     /// The problems between keys: `MaxPendingBytes` below `MaxLineBytes`, reported where the later one was set.

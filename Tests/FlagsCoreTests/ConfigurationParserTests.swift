@@ -263,6 +263,16 @@ import Testing
         )
     }
 
+    @Test func problemsBetweenKeysAreReportedInLineOrderWithTheOthers() {
+        var parser = ConfigurationParser()
+        parser.parse(text: "[OFREP]\nListenAddress=127.0.0.1:8016\n[Daemon]\nLogLevel=loud\n", file: "main.conf")
+        #expect(
+            parser.finish().problems == [
+                "main.conf:2: ListenAddress is a TCP address: set TokenFile too",
+                "main.conf:4: invalid log level 'loud' for LogLevel (expected debug, info, notice, warning or err)",
+            ])
+    }
+
     @Test func problemsFromSeveralFilesAreAllKept() {
         var parser = ConfigurationParser()
         parser.parse(text: "[Daemon]\nLogLevel=loud\n", file: "main.conf")

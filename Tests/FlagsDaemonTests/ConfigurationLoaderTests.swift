@@ -54,6 +54,7 @@ private struct TemporaryDirectory: ~Copyable {
         #expect(configuration.logLevel == .info)
     }
 
+    /// Problems come in reading order: the one between keys is where the later key was set, before a later file.
     @Test func laterDropInsWinAndProblemsNameTheirFile() throws {
         let directory = try TemporaryDirectory()
         let main = try directory.write("main.conf", "[Daemon]\nMaxPendingBytes=100000\n")
@@ -62,8 +63,8 @@ private struct TemporaryDirectory: ~Copyable {
         let result = ConfigurationLoader.load(configPath: main, overrides: CommandLineOverrides(), environment: [:])
         #expect(
             problems(result) == [
-                "\(directory.path)/main.conf.d/20-typo.conf:2: unknown key 'LogLevl' in section [Daemon]",
                 "\(directory.path)/main.conf.d/10-lines.conf:2: MaxPendingBytes (100000) must be at least MaxLineBytes (200000)",
+                "\(directory.path)/main.conf.d/20-typo.conf:2: unknown key 'LogLevl' in section [Daemon]",
             ])
     }
 

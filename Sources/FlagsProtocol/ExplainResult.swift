@@ -98,16 +98,22 @@ public struct ExplainResult: CallResult, Equatable {
         problem = result["problem"]?.stringValue
     }
 
-    /// Appends the result object, members sorted by name.
+    /// Appends the result object: `flag` first, in the one byte form every flag object has (`Flag.writeWire`),
+    /// then the other members sorted by name.
     public func write(to output: inout [UInt8]) {
-        members.write(to: &output)
+        output.append(contentsOf: #"{"flag":"#.utf8)
+        if let flag { flag.writeWire(to: &output) } else { output.append(contentsOf: "null".utf8) }
+        var rest: [UInt8] = []
+        members.write(to: &rest)
+        // `rest` is `{…}` with at least `key`: its members follow after a comma, its opening brace dropped.
+        output.append(UInt8(ascii: ","))
+        output.append(contentsOf: rest.dropFirst())
     }
 
     private var members: JSONValue {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         return [
             "key": .string(key),
-            "flag": flag?.wireValue ?? .null,
             "source": text(source),
             "rule": text(rule?.rawValue),
             "absence": text(absence?.rawValue),

@@ -40,7 +40,9 @@ import Testing
         present.expiresAt = "2026-12-01T12:00:00Z"
         present.lastError = StatusResult.LastError(status: 503, at: "2026-11-30T12:05:00Z")
         present.nextRefreshAt = "2026-11-30T13:00:00Z"
-        _ = try roundTrip(present)
+        let text = try roundTrip(present)
+        // The flag object in the same bytes as `get` sends it.
+        #expect(text.hasPrefix(#"{"flag":"# + String(decoding: Self.flag.wireBytes, as: UTF8.self) + ","))
         var absent = ExplainResult(key: "NEW_CHECKOUT")
         absent.absence = .caseDiffers
         absent.similarKeys = ["new_checkout"]

@@ -205,8 +205,13 @@ import Testing
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=4\n")
         defer { daemon.cleanUp() }
         var clients = try (0..<4).map { _ in try daemon.connect() }
+        // A connect returns once the kernel queued it: the daemon may not have accepted the last ones yet when the
+        // first asks, so each waits for the daemon's own count.
         for (index, client) in clients.enumerated() {
-            #expect(try client.call("status", id: .number(Double(index)))?["result"]?["connections"] == 4)
+            #expect(
+                try Eventually.wait {
+                    try client.call("status", id: .number(Double(index)))?["result"]?["connections"] == 4
+                })
         }
         let refused = try daemon.connect()
         #expect(refused.isClosedByPeer())

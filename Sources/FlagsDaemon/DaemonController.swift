@@ -96,7 +96,7 @@ public final class DaemonController: Sendable {
         return DaemonMetricFamilies(
             server: server, daemon: metrics.current, flags: snapshot.flags.count, revision: snapshot.revision,
             ageSeconds: ageSeconds(stack), stale: refresher.stale, partial: refresher.partial,
-            connections: connections, subscriptions: subscriptions, overrides: store.overrides.count
+            connections: connections, subscriptions: subscriptions, overrides: store.overrideCount
         ).families
     }
 

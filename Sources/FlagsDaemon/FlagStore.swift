@@ -45,6 +45,9 @@ public final class FlagStore: Sendable {
     /// The current snapshot.
     public var current: FlagSnapshot { state.withLock { $0.snapshot } }
 
+    /// How many overrides are in effect, without copying or sorting them (the status line, the metrics).
+    public var overrideCount: Int { state.withLock { $0.overrides.count } }
+
     /// The overrides in effect, sorted by key.
     public var overrides: [FlagOverride] {
         state.withLock { $0.overrides.sorted { $0.key < $1.key }.map(\.value) }

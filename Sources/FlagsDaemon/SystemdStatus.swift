@@ -16,7 +16,7 @@ final class SystemdStatus: Service {
     func line() -> String {
         let line = stack().statusLine(store: store)
         // A QA device must not forget what it forced: `systemctl status` says so as long as it lasts.
-        let overridden = store.overrides.count
+        let overridden = store.overrideCount
         return overridden == 0 ? line : line + "; \(overridden) overridden on this device"
     }
 

@@ -35,15 +35,8 @@ import Testing
             ofrepFirst
             ? ["--listen=\(ofrepPath)", "--listen=\(mainPath)"] : ["--listen=\(mainPath)", "--listen=\(ofrepPath)"]
         let names = ofrepFirst ? "--fdname=ofrep:pwflagsd.socket" : "--fdname=pwflagsd.socket:ofrep"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try SocketActivationTests.socketActivate())
-        process.arguments =
-            listens + [names, "-E", "NOTIFY_SOCKET=\(notify.path)"] + [
-                DaemonProcess.executable("pwflagsd"), "--config", directory.file("pwflagsd.conf"),
-            ]
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try SocketActivationTests.activate(
+            listens + [names], notify: notify, config: directory.file("pwflagsd.conf"), log: logPath)
         let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
         defer {
             if process.isRunning {

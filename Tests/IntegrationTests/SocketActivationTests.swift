@@ -22,6 +22,26 @@ import Testing
             "systemd-socket-activate is missing (Debian package systemd)")
     }
 
+    /// Starts `systemd-socket-activate` with `activation` (its `--listen` and `--fdname` options) in front of
+    /// pwflagsd on `config`, its stderr in `log`. systemd-socket-activate passes on only what -E names, so
+    /// NOTIFY_SOCKET goes through -E, and the sanitizers' settings (their suppression files) when the suite runs
+    /// under one.
+    static func activate(_ activation: [String], notify: NotifySocket, config: String, log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try socketActivate())
+        let sanitizerSettings = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].flatMap { name in
+            ProcessInfo.processInfo.environment[name].map { ["-E", "\(name)=\($0)"] } ?? []
+        }
+        process.arguments =
+            activation + ["-E", "NOTIFY_SOCKET=\(notify.path)"] + sanitizerSettings + [
+                DaemonProcess.executable("pwflagsd"), "--config", config,
+            ]
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     @Test("The first connection starts pwflagsd on the passed socket; READY=1; SIGTERM leaves the socket file")
     func servesThePassedSocketAndLeavesIt() throws {
         let directory = try TemporaryDirectory()
@@ -43,20 +63,8 @@ import Testing
         let logPath = directory.file("daemon.log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
 
-        // systemd-socket-activate passes on only what -E names, so NOTIFY_SOCKET goes through -E.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.socketActivate())
-        // The sanitizers' settings too (their suppression files), when the suite runs under one.
-        let sanitizerSettings = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].flatMap { name in
-            ProcessInfo.processInfo.environment[name].map { ["-E", "\(name)=\($0)"] } ?? []
-        }
-        process.arguments =
-            ["--listen=\(activatedPath)", "-E", "NOTIFY_SOCKET=\(notify.path)"] + sanitizerSettings + [
-                DaemonProcess.executable("pwflagsd"), "--config", directory.file("pwflagsd.conf"),
-            ]
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.activate(
+            ["--listen=\(activatedPath)"], notify: notify, config: directory.file("pwflagsd.conf"), log: logPath)
         let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
         defer {
             if process.isRunning {

@@ -8,27 +8,29 @@ import Synchronization
 /// revision. It holds one integer per key ever seen since the daemon started, so it is bounded by the keys the
 /// sources ever sent.
 final class FlagChangeLog: Sendable {
-    private let revisions = Mutex<[String: Int]>([:])
+    private let revisions = Mutex<[FlagKey: Int]>([:])
 
     /// Starts observing `store`; create it before anything replaces the store's flags, so that it sees them all.
     init(observing store: FlagStore) {
         let start = store.observe { [self] update in record(update) }
         guard start.revision > 0 else { return }
         revisions.withLock { table in
-            for flag in start.flags.sorted where table[flag.key] == nil { table[flag.key] = start.revision }
+            for flag in start.flags.sorted where table[FlagKey(flag.key)] == nil {
+                table[FlagKey(flag.key)] = start.revision
+            }
         }
     }
 
     private func record(_ update: FlagUpdate) {
         let revision = update.snapshot.revision
         revisions.withLock { table in
-            for flag in update.diff.changed { table[flag.key] = revision }
-            for key in update.diff.removed { table[key] = revision }
+            for flag in update.diff.changed { table[FlagKey(flag.key)] = revision }
+            for key in update.diff.removed { table[FlagKey(key)] = revision }
         }
     }
 
     /// The revision at which `key` last changed; nil when it never has since the daemon started.
     func revision(of key: String) -> Int? {
-        revisions.withLock { $0[key] }
+        revisions.withLock { $0[FlagKey(key)] }
     }
 }

@@ -117,6 +117,8 @@ public enum ConfigurationLoader {
         guard let path = configuration.resolvedAPITokenFile(environment: environment) ?? fromUnit else {
             return .missing
         }
+        // The unit's source may be absent: the service then gets the empty fallback (SetCredential=).
+        if path == fromUnit, configuration.apiTokenFile == nil, !fileExists(path) { return .missing }
         switch readBytes(atPath: path) {
         case .success(var bytes):
             while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D {

@@ -91,6 +91,11 @@ import Testing
             text.contains(
                 "\n#APITokenFile= (unset: pwflagsd.service hands the daemon \(credential.path) as its credential)\n"
                     + "# API token (\(credential.path)): set (masked, 18 bytes)\n"), "\(text)")
+        // No file there: the service runs with the empty fallback credential, so the token is not set.
+        let absent = UnitCredential(unit: "pwflagsd.service", path: directory.file("none"))
+        let withoutFile = ConfigurationLoader.renderEffective(
+            Configuration(), environment: [:], unitCredential: absent)
+        #expect(withoutFile.contains("\n# API token (\(absent.path)): not set\n"), "\(withoutFile)")
         // Under the service ($CREDENTIALS_DIRECTORY set) the credential is what counts, not the unit's source.
         let underService = ConfigurationLoader.renderEffective(
             Configuration(), environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"], unitCredential: credential)

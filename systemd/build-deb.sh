@@ -3,27 +3,43 @@
 #
 #   systemd/build-deb.sh [BINDIR [OUTDIR]]    (BINDIR defaults to .build/release, OUTDIR to .build/deb)
 #
-# BINDIR must hold pwflagsd and pwflags from `swift build -c release --static-swift-stdlib`.
-# VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift) unless PWFLAGSD_DEB_VERSION says
-# otherwise (the container test builds a higher one to test upgrades). Prints the package's path.
-# Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps), binutils (strip), gzip; runs as any user (fakeroot-free: the
-# archive's owners are set with dpkg-deb --root-owner-group).
+# BINDIR must hold pwflagsd and pwflags from systemd/build-release.sh (static Swift runtime, -z relro -z now, no
+# RUNPATH); the package is refused otherwise. VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift),
+# which must be the newest entry of systemd/debian/changelog, the package's changelog. PWFLAGSD_DEB_VERSION builds
+# another version (the container test builds a higher one to test upgrades): its changelog then starts with an
+# entry saying so. The Maintainer is the one in systemd/debian/control. Prints the package's path.
+# Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps, dpkg-parsechangelog), binutils (strip, readelf), gzip; runs as any
+# user (fakeroot-free: the archive's owners are set with dpkg-deb --root-owner-group).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BINDIR=$(cd "${1:-$REPO/.build/release}" && pwd)
 OUTDIR=${2:-$REPO/.build/deb}
-VERSION=${PWFLAGSD_DEB_VERSION:-$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' "$REPO/Sources/FlagsCore/Version.swift")}
-[[ -n $VERSION ]] || { echo "build-deb: no version in Sources/FlagsCore/Version.swift" >&2; exit 1; }
+RELEASE=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' "$REPO/Sources/FlagsCore/Version.swift")
+[[ -n $RELEASE ]] || { echo "build-deb: no version in Sources/FlagsCore/Version.swift" >&2; exit 1; }
+CHANGELOG=$REPO/systemd/debian/changelog
+logged=$(dpkg-parsechangelog -l "$CHANGELOG" -S Version)
+[[ $logged == "$RELEASE" ]] || {
+    echo "build-deb: the newest entry of systemd/debian/changelog is $logged, the release is $RELEASE" >&2
+    exit 1
+}
+VERSION=${PWFLAGSD_DEB_VERSION:-$RELEASE}
 ARCH=$(dpkg --print-architecture)
-# The address is a placeholder until the project has a real one; a release build sets its own.
-MAINTAINER=${PWFLAGSD_DEB_MAINTAINER:-pwflagsd developers <pwflagsd@example.org>}
+# The one place the Maintainer is written (a placeholder address until the project has a real one).
+MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
 # Reproducible timestamps: the last commit's date, else now.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
 
 for binary in pwflagsd pwflags; do
     [[ -x $BINDIR/$binary ]] || { echo "build-deb: $BINDIR/$binary is missing" >&2; exit 1; }
+    # Hardening Debian expects of /usr/bin, and no RUNPATH of $ORIGIN (the loader would search /usr/bin).
+    dynamic=$(readelf --dynamic "$BINDIR/$binary")
+    if grep -qE '\((RUNPATH|RPATH)\)' <<<"$dynamic" || ! grep -qE '\(FLAGS(_1)?\).*\bNOW\b' <<<"$dynamic" ||
+        ! readelf --program-headers "$BINDIR/$binary" | grep -q GNU_RELRO; then
+        echo "build-deb: $BINDIR/$binary has a RUNPATH or lacks -z relro -z now; build it with systemd/build-release.sh" >&2
+        exit 1
+    fi
 done
 
 WORK=$(mktemp -d)
@@ -62,10 +78,15 @@ install -m 0644 "$REPO/systemd/debian/copyright" "$ROOT/usr/share/doc/pwflagsd/c
 # Units that gate a service on a flag (ExecCondition=) and follow it (pwflags listen --exec), to copy.
 install -d "$ROOT/usr/share/doc/pwflagsd/examples"
 install -m 0644 "$REPO"/systemd/examples/*.service "$ROOT/usr/share/doc/pwflagsd/examples/"
+# The changelog of the repository; a build of another version says first what it is.
 {
-    printf 'pwflagsd (%s) unstable; urgency=medium\n\n' "$VERSION"
-    printf '  * Release %s, built from commit %s.\n\n' "$VERSION" "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    printf ' -- %s  %s\n' "$MAINTAINER" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+    if [[ $VERSION != "$RELEASE" ]]; then
+        printf 'pwflagsd (%s) UNRELEASED; urgency=medium\n\n' "$VERSION"
+        printf '  * Not a release: %s built as %s (PWFLAGSD_DEB_VERSION), commit %s.\n\n' "$RELEASE" "$VERSION" \
+            "$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+        printf ' -- %s  %s\n\n' "$MAINTAINER" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+    fi
+    cat "$CHANGELOG"
 } | gzip -9n >"$ROOT/usr/share/doc/pwflagsd/changelog.gz"
 
 # Maintainer scripts and metadata. Depends: what dpkg-shlibdeps finds the binaries link (libc6, libsystemd0,
@@ -79,7 +100,7 @@ shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" "$ROOT/usr
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
 depends="${shlibs#shlibs:Depends=}, systemd (>= 252), init-system-helpers (>= 1.54~)"
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
-sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" -e "s|@MAINTAINER@|$MAINTAINER|" -e "s/@DEPENDS@/$depends/" \
+sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" -e "s/@DEPENDS@/$depends/" \
     "$REPO/systemd/debian/control" >"$ROOT/DEBIAN/control"
 (cd "$ROOT" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) \
     >"$ROOT/DEBIAN/md5sums"

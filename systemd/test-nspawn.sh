@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016 # the container commands are single-quoted on purpose: they expand inside it
-# End-to-end test of the systemd units and the static build, under a real systemd in systemd-nspawn.
+# End-to-end test of the systemd units, the static build and the Debian package, under a real systemd in
+# systemd-nspawn, on a clean Debian root.
 #
 #   systemd/test-nspawn.sh [BINDIR]     (as root; BINDIR defaults to .build/release)
 #
-# BINDIR must hold pwflagsd and pwflags built with `swift build -c release --static-swift-stdlib`.
-# Needs: systemd-nspawn (Debian systemd-container), systemd-analyze, nsenter and unshare (util-linux),
-# dpkg-dev (systemd/build-deb.sh builds the package from BINDIR twice: its own version and a higher one).
+# BINDIR must hold pwflagsd and pwflags built with systemd/build-release.sh.
+# Needs: systemd-nspawn (Debian systemd-container), debootstrap, systemd-analyze, nsenter and unshare
+# (util-linux), dpkg-dev (systemd/build-deb.sh builds the package from BINDIR twice: its own version and a higher
+# one), and Debian's mirror (debootstrap, and apt inside the container resolving the package's Depends).
+#
+# The root: `debootstrap --variant=minbase bookworm` plus systemd and dbus (to boot it and drive it, as apt would
+# install systemd with its Recommends), procps (ps, pgrep) and python3 (the fake Pushwoosh and the OFREP client of
+# the checks), nothing the package depends on besides systemd. It is
+# made once and kept in $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/bookworm-minbase; delete it to
+# make it again); its package lists are refreshed when older than a day. The container boots it read-only under
+# a throw-away tmpfs overlay (--volatile=overlay), so every run starts from the same clean machine. It shares
+# the host's network, for apt.
 #
 # 1. The binaries link no Swift runtime library (ldd), and run with /opt/swift hidden.
 # 2. `systemd-analyze verify --man=no` prints nothing on stderr for every unit.
-# 3. A container boots the host's own systemd over a throw-away overlay of `/` (the host's root file system,
-#    read-only, under a tmpfs), with /opt/swift hidden and no network. The README's install steps run inside
-#    it, the package is installed with apt-get (no manual step), then: a pwflags member reads a flag through the
-#    activated socket, the service is active and shows its STATUS, no core file can be written, reload,
-#    Restart=on-failure, an outsider is refused, the instanced pair serves its own configuration on its own
-#    socket and outlives pwflagsd.socket.
-# 4. The package's life: an upgrade to a higher version keeps an edited conffile and the state (the flag cache),
-#    restarts the running services on the new binary; remove leaves nothing listening and keeps the
-#    configuration; purge leaves no configuration and no state; a reinstall honours a preset and policy-rc.d.
+# 3. The README's install step, `apt install ./pwflagsd_VERSION_ARCH.deb`: apt fetches the Depends (libcurl4 is
+#    not on the clean root) and every library the binaries load is there. Then: a pwflags member reads a flag
+#    through the activated socket, the service is active and shows its STATUS, no core file can be written,
+#    reload, Restart=on-failure, an outsider is refused, the instanced pair serves its own configuration on its
+#    own socket and outlives pwflagsd.socket, --check-config reads the token the unit hands the service.
+# 4. The package's life: an upgrade to a higher version keeps an edited conffile, the state (the flag caches) and
+#    the enable link, restarts the running services on the new binary, and a `pwflags listen` started before it
+#    prints a flag change made after it; remove leaves nothing listening (sockets stopped before their services,
+#    no "can still be activated" warning) and keeps the configuration; a reinstall after remove serves again;
+#    purge leaves no configuration, no state, no enable link and no /run/pwflagsd*; a reinstall after purge is a
+#    first install again, and honours a preset and policy-rc.d.
 #
 # Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
 # Everything it mounts or starts is undone on exit, failure and interruption included.
@@ -28,6 +40,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 BINDIR=$(cd "${1:-$REPO/.build/release}" && pwd)
 MACHINE="pwflagsd-test-$$"
 BOOT_TIMEOUT=90
+ROOT=${PWFLAGSD_NSPAWN_ROOT:-/var/cache/pwflagsd-test/bookworm-minbase}
+MIRROR=${PWFLAGSD_NSPAWN_MIRROR:-http://deb.debian.org/debian}
 START=$(date +%s)
 
 passed=0
@@ -43,15 +57,14 @@ check() {
 die() { echo "test-nspawn: $*" >&2; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "must run as root"
-for tool in systemd-nspawn systemd-analyze nsenter unshare ldd; do
-    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install systemd-container util-linux)"
+for tool in systemd-nspawn debootstrap systemd-analyze nsenter unshare ldd; do
+    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install systemd-container debootstrap util-linux)"
 done
 for binary in pwflagsd pwflags; do
     [[ -x $BINDIR/$binary ]] || die "$BINDIR/$binary is missing: swift build -c release --static-swift-stdlib"
 done
 
 WORK=$(mktemp -d /tmp/pwflagsd-nspawn.XXXXXX)
-LOWER=$WORK/lower
 NSPAWN_PID=
 LEADER=
 # nspawn without a host systemd (--keep-unit) makes its payload/ and supervisor/ cgroups beside itself. It runs
@@ -76,9 +89,9 @@ cleanup() {
         [[ -d $cgroup ]] && find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
         [[ -d $cgroup ]] && echo "test-nspawn: could not remove $cgroup" >&2
     done
-    if mountpoint -q "$LOWER"; then umount "$LOWER" || umount -l "$LOWER"; fi
-    # Never recurse into a mount: the lower directory is the host's root while it is mounted.
-    if ! mountpoint -q "$LOWER"; then rm -rf --one-file-system "$WORK"; fi
+    rm -rf --one-file-system "$WORK"
+    # A root being made when the run was interrupted is not kept half made.
+    rm -rf --one-file-system "$ROOT.new"
     # nspawn leaves its (empty) propagation directory when /run is not a tmpfs.
     rm -rf --one-file-system "/run/systemd/nspawn/propagate/$MACHINE"
     exit "$status"
@@ -105,19 +118,42 @@ check "build pwflagsd_${VERSION}+upgrade1" env PWFLAGSD_DEB_VERSION="$VERSION+up
     "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDIR"
 [[ -f $DEBDIR/pwflagsd_${VERSION}_$(dpkg --print-architecture).deb ]] || die "no package was built"
 
+echo "# the clean root: $ROOT"
+ROOT_START=$(date +%s)
+# What the root is made of; a root made otherwise (an older version of this script) is made again.
+PACKAGES=systemd,systemd-sysv,dbus,procps,python3
+RECIPE="debootstrap --variant=minbase --include=$PACKAGES bookworm $MIRROR"
+if [[ $(cat "$ROOT/.pwflagsd-test-root" 2>/dev/null) != "$RECIPE" ]]; then
+    # Made beside its final place and renamed when complete, so a failed debootstrap leaves no root behind.
+    rm -rf --one-file-system "$ROOT" "$ROOT.new"
+    mkdir -p "$(dirname "$ROOT")"
+    debootstrap --variant=minbase --include="$PACKAGES" bookworm "$ROOT.new" "$MIRROR" \
+        >"$WORK/debootstrap.log" 2>&1 || { tail -30 "$WORK/debootstrap.log"; die "debootstrap failed"; }
+    printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
+        "$MIRROR" "$MIRROR" "${MIRROR%/debian}/debian" >"$ROOT.new/etc/apt/sources.list"
+    echo "$RECIPE" >"$ROOT.new/.pwflagsd-test-root"
+    mv "$ROOT.new" "$ROOT"
+    echo "# made the root in $(($(date +%s) - ROOT_START)) s"
+fi
+# Fresh package lists, so that apt finds the Depends' current versions on the mirror.
+if [[ -z $(find "$ROOT/var/lib/apt/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 -print -quit) ]]; then
+    cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+    chroot "$ROOT" apt-get update -q >"$WORK/apt-update.log" 2>&1 || { cat "$WORK/apt-update.log"; die "apt-get update in the root failed"; }
+    echo "# refreshed the root's package lists"
+fi
+check "the root is clean: no pwflagsd, no libcurl4, no /opt/swift" sh -c '
+    ! chroot "$1" dpkg -s pwflagsd >/dev/null 2>&1 && ! chroot "$1" dpkg -s libcurl4 >/dev/null 2>&1 &&
+    [ ! -e "$1/opt/swift" ]' sh "$ROOT"
+
 echo "# booting systemd in systemd-nspawn (machine $MACHINE)"
 BOOT_START=$(date +%s)
-mkdir "$LOWER"
-mount --bind / "$LOWER"
-mount -o remount,bind,ro "$LOWER"
-# nspawn refuses --directory=/ ; a read-only bind of / is the same tree. --volatile=overlay puts a tmpfs over it.
 for cgroup in "${CGROUPS[@]}"; do mkdir "$cgroup"; done
 (
     for cgroup in "${CGROUPS[@]}"; do echo "$BASHPID" >"$cgroup/cgroup.procs"; done
-    exec systemd-nspawn --quiet --directory="$LOWER" --volatile=overlay --machine="$MACHINE" \
-        --register=no --keep-unit --private-network --console=read-only \
-        --tmpfs=/opt/swift:mode=0755 \
-        --bind-ro="$REPO:/mnt/pwflagsd-src" --bind-ro="$DEBDIR:/mnt/pwflagsd-deb" \
+    # --volatile=overlay: the root read-only under a tmpfs, which goes when the container does.
+    exec systemd-nspawn --quiet --directory="$ROOT" --volatile=overlay --machine="$MACHINE" \
+        --register=no --keep-unit --console=read-only --resolv-conf=copy-host \
+        --bind-ro="$DEBDIR:/mnt/pwflagsd-deb" \
         --boot -- systemd.unit=basic.target
 ) </dev/null >"$WORK/console.log" 2>&1 &
 NSPAWN_PID=$!
@@ -135,7 +171,7 @@ done
 
 # Runs a command inside the container as root, with a clean environment.
 in_ct() {
-    nsenter --target "$LEADER" --mount --uts --ipc --net --pid --root --wd=/ -- \
+    nsenter --target "$LEADER" --mount --uts --ipc --net --pid --root --wdns=/ -- \
         env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 }
 
@@ -153,16 +189,21 @@ else
     tail -40 "$WORK/console.log"
     exit 1
 fi
-check "/opt/swift is empty in the container" in_ct sh -c '[ -z "$(ls -A /opt/swift)" ]'
 
 echo "# install the package as the README says: apt install ./pwflagsd_VERSION_ARCH.deb"
 check "pwflagsd is not installed yet, nothing at /usr/bin/pwflagsd" in_ct sh -c '
     ! dpkg -s pwflagsd >/dev/null 2>&1 && [ ! -e /usr/bin/pwflagsd ] && ! getent group pwflags'
-# A Docker host's /usr/sbin/policy-rc.d says 101 (start nothing); a device has none. The reinstall below puts
-# one back to check that it is honoured.
-in_ct rm -f /usr/sbin/policy-rc.d
-check "apt-get install pwflagsd_${VERSION}_*.deb" in_ct sh -ec '
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb'
+check "no policy-rc.d on the clean root (the reinstall below puts one there)" in_ct test ! -e /usr/sbin/policy-rc.d
+check "apt-get install pwflagsd_${VERSION}_*.deb fetches the Depends from the mirror (libcurl4 among them)" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    dpkg -s libcurl4 | grep -qx "Status: install ok installed"'
+check "every library the binaries load is installed (ldd finds them all)" in_ct sh -c '
+    for binary in /usr/bin/pwflagsd /usr/bin/pwflags; do
+        out=$(ldd "$binary") || exit 1
+        if echo "$out" | grep "not found"; then exit 1; fi
+    done'
+check "pwflags --version and pwflagsd --version print the version and exit 0" in_ct sh -c '
+    [ "$(pwflags --version)" = "pwflags '"$VERSION"'" ] && [ "$(pwflagsd --version)" = "pwflagsd '"$VERSION"'" ]'
 check "group pwflags exists" in_ct getent group pwflags
 check "the package enabled pwflagsd.socket (presets: enabled) and the shipped configuration is valid" in_ct sh -c '
     systemctl is-enabled pwflagsd.socket && pwflagsd --check-config >/dev/null'
@@ -206,8 +247,10 @@ check "log entries reach the journal with their fields (PWFLAGS_EVENT, FLAG_KEY)
         sleep 0.2
     done
     exit 1'
-check "the daemon runs as the dynamic user pwflagsd" in_ct sh -c '
-    pid=$(systemctl show -P MainPID pwflagsd); [ "$(ps -o user= -p "$pid")" = pwflagsd ]'
+# By number: the minbase root has no libnss-systemd to name dynamic users.
+check "the daemon runs as a dynamic user (61184-65519), the owner of its state directory" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd); uid=$(stat -c %u /proc/"$pid"); echo "uid $uid"
+    [ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ] && [ "$(stat -c %u /var/lib/private/pwflagsd)" = "$uid" ]'
 check "no core file: LimitCORE=0, and the daemon is not dumpable (its /proc files belong to root)" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd)
     [ "$(systemctl show -P LimitCORE pwflagsd)" = 0 ] && [ "$(stat -c %U /proc/"$pid"/environ)" = root ] &&
@@ -226,21 +269,9 @@ else
     fail "bob is refused with exit 69 (got $status): $output"
 fi
 
-echo "# reload (ExecReload= is pwflags reload; best effort until the daemon implements reload)"
+echo "# reload (ExecReload= is pwflags reload, through the socket as the daemon's own user)"
 pid_before=$(in_ct systemctl show -P MainPID pwflagsd)
-reload_output=$(in_ct systemctl reload pwflagsd 2>&1) && reload_status=0 || reload_status=$?
-reload_log=$(in_ct journalctl --no-pager -o cat -u pwflagsd --grep 'reload' 2>&1 | tail -3 || true)
-if [[ $reload_status == 0 ]]; then
-    ok "systemctl reload pwflagsd succeeded"
-elif [[ $reload_log == *"reload is not available yet"* ]]; then
-    # ExecReload= reached the daemon as its own user through the 0660 socket; only the method is missing.
-    ok "ExecReload= reached the daemon (which does not implement reload yet)"
-    echo "note - systemctl reload pwflagsd exited $reload_status until the daemon implements reload:"
-    printf '%s\n' "$reload_output" "$reload_log" | sed 's/^/       /'
-else
-    fail "systemctl reload pwflagsd exited $reload_status:"
-    printf '%s\n' "$reload_output" "$reload_log" | sed 's/^/       /'
-fi
+check "systemctl reload pwflagsd succeeds" in_ct systemctl reload pwflagsd
 check "after reload: still active, same process" in_ct sh -c '
     systemctl is-active -q pwflagsd && [ "$(systemctl show -P MainPID pwflagsd)" = "'"$pid_before"'" ]'
 
@@ -278,6 +309,18 @@ check "with /etc/pwflagsd/api-token the credential is the file (LoadCredential= 
     systemctl restart pwflagsd.service
     [ "$(cat /run/credentials/pwflagsd.service/pushwoosh-api-token)" = test-token ]
     rm /etc/pwflagsd/api-token && systemctl restart pwflagsd.service'
+check "pwflagsd --check-config from a shell reads /etc/pwflagsd/api-token, as the unit hands it, and says so" \
+    in_ct sh -ec '
+    printf "test-token\n" >/etc/pwflagsd/api-token && chmod 0600 /etc/pwflagsd/api-token
+    out=$(pwflagsd --check-config); rm /etc/pwflagsd/api-token
+    printf "%s\n" "$out" | grep -A1 "^#APITokenFile="
+    printf "%s\n" "$out" | grep -qx "# API token (/etc/pwflagsd/api-token): set (masked, 10 bytes)"
+    ! printf "%s\n" "$out" | grep -q test-token
+    pwflagsd --check-config | grep -qx "# API token (/etc/pwflagsd/api-token): not set"
+    # An instance, pwflagsd@tok: its unit hands it /etc/pwflagsd/tok.api-token.
+    printf "[FeatureFlags]\nLocalFlagsFile=/usr/share/pwflagsd/demo-flags.json\n" >/etc/pwflagsd/tok.conf
+    out=$(pwflagsd --check-config --config /etc/pwflagsd/tok.conf); rm /etc/pwflagsd/tok.conf
+    printf "%s\n" "$out" | grep -qx "# API token (/etc/pwflagsd/tok.api-token): not set"'
 check "systemctl clean --what=state empties the stopped service's state" in_ct sh -ec '
     systemctl stop pwflagsd.service
     systemctl clean --what=state pwflagsd.service
@@ -332,7 +375,8 @@ check "units gated on new_checkout (on), dark_mode (off), no_such_flag and an un
     unit gate-absent "--wait 10 is-enabled no_such_flag"
     unit gate-unreachable "--socket /run/nobody.sock is-enabled new_checkout"
     systemctl daemon-reload
-    systemctl start gate-on.service gate-off.service gate-absent.service gate-unreachable.service || true'
+    # A unit whose ExecCondition= exits 1 to 254 is skipped, and its start job still succeeds.
+    systemctl start gate-on.service gate-off.service gate-absent.service gate-unreachable.service'
 check "ExecCondition=pwflags is-enabled KEY: a flag that is on starts the unit" in_ct systemctl is-active -q gate-on.service
 for gate in off:1 absent:1 unreachable:69; do
     check "ExecCondition=pwflags is-enabled KEY: gate-${gate%:*} (pwflags exits ${gate#*:}) skips the unit, not failed" in_ct sh -c '
@@ -364,10 +408,10 @@ check "listen --exec 'systemctl restart' makes a gated unit follow its flag: on 
     systemctl start pwflagsd@gate.socket
     printf "[Service]\nExecCondition=/usr/bin/pwflags --socket $S --wait 10 is-enabled beta\nExecStart=/bin/sleep infinity\n" \
         >/etc/systemd/system/beta-worker.service
-    printf "[Service]\nExecStart=/usr/bin/pwflags --socket $S --wait 10 listen --exec \"systemctl restart beta-worker.service\" beta\nRestart=on-failure\n" \
+    printf "[Service]\nExecStart=/usr/bin/pwflags --socket $S --wait 10 listen --exec \"echo run >>/run/beta-runs; systemctl restart beta-worker.service\" beta\nRestart=on-failure\n" \
         >/etc/systemd/system/beta-follow.service
     systemctl daemon-reload
-    systemctl start beta-worker.service beta-follow.service || true
+    systemctl start beta-worker.service beta-follow.service
     inactive
     until_ok 10 subscribed
     beta true
@@ -376,21 +420,26 @@ check "listen --exec 'systemctl restart' makes a gated unit follow its flag: on 
     until_ok 10 inactive
     beta true
     until_ok 10 systemctl is-active -q beta-worker.service'
+# Each run of the command appends a line to /run/beta-runs. Runs are one at a time and in order, so when the
+# change made after the restart has run, a run caused by the restart would be there before it.
 check "a restart of pwflagsd@gate with the flag unchanged restarts nothing; a change while it was down does" in_ct sh -ec '
     . /root/gate-flags.sh
-    pid=$(systemctl show -P MainPID beta-worker.service)
+    runs() { wc -l </run/beta-runs; }
+    before=$(runs)
     systemctl restart pwflagsd@gate.service
     until_ok 10 subscribed
-    sleep 1
-    [ "$(systemctl show -P MainPID beta-worker.service)" = "$pid" ]
-    systemctl stop pwflagsd@gate.socket pwflagsd@gate.service
     beta false
+    until_ok 10 inactive
+    [ "$(runs)" = $((before + 1)) ] || { echo "runs: $before before the restart, $(runs) after one change"; exit 1; }
+    systemctl stop pwflagsd@gate.socket pwflagsd@gate.service
+    beta true
     systemctl start pwflagsd@gate.socket
-    until_ok 15 inactive
+    until_ok 15 systemctl is-active -q beta-worker.service
+    [ "$(runs)" = $((before + 2)) ]
     systemctl is-active -q beta-follow.service
     journalctl --no-pager -o cat -u beta-follow.service | grep -q "waiting for pwflagsd to come back"'
-in_ct systemctl stop beta-follow.service beta-worker.service gate-on.service pwflagsd@gate.socket pwflagsd@gate.service \
-    >/dev/null 2>&1 || true
+check "stop the gate units" in_ct systemctl stop beta-follow.service beta-worker.service gate-on.service \
+    pwflagsd@gate.socket pwflagsd@gate.service
 echo "# OpenFeature: pwflagsd-ofrep.socket"
 check "the package does not enable pwflagsd-ofrep.socket" in_ct sh -c '! systemctl is-enabled -q pwflagsd-ofrep.socket'
 # systemd refuses to start a socket whose service already runs: the service stops first, and the next
@@ -434,9 +483,10 @@ check "disable --now pwflagsd-ofrep.socket; restarted, pwflagsd serves without i
     runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
 
 echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
-if in_ct test -x /usr/bin/python3; then
-    in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'
-import http.server, json
+# The container shares the host's network (apt needs it): a port of this run's own.
+UPSTREAM_PORT=$((20000 + $$ % 20000))
+in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'
+import http.server, json, sys
 reply = {"status_code": 200, "status_message": "OK", "response": json.load(open("/usr/share/pwflagsd/demo-flags.json"))}
 body = json.dumps(reply).encode()
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -449,65 +499,118 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *args):
         pass
-http.server.HTTPServer(("127.0.0.1", 18080), Handler).serve_forever()
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 PY
-    check "pwflagsd@net fetches through FoundationNetworking (libcurl) under the full hardening" in_ct sh -ec '
-        systemd-run --quiet --unit=fake-pushwoosh /usr/bin/python3 /root/fake-pushwoosh.py
-        printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:18080/json/1.3/\n" \
-            >/etc/pwflagsd/net.conf
-        systemctl enable --now pwflagsd@net.socket
-        for i in $(seq 1 50); do
-            runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout >/dev/null 2>&1 && break
-            sleep 0.2
-        done
-        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock --json status | grep -q "\"source\":\"pushwoosh\""
-        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout
-        systemctl stop fake-pushwoosh.service'
-else
-    echo "note - /usr/bin/python3 is missing in the container: the upstream check did not run"
-fi
+check "pwflagsd@net fetches through FoundationNetworking (libcurl) under the full hardening" in_ct sh -ec '
+    systemd-run --quiet --unit=fake-pushwoosh /usr/bin/python3 /root/fake-pushwoosh.py '"$UPSTREAM_PORT"'
+    printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:'"$UPSTREAM_PORT"'/json/1.3/\n" \
+        >/etc/pwflagsd/net.conf
+    systemctl enable --now pwflagsd@net.socket
+    for i in $(seq 1 50); do
+        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock --json status | grep -q "\"source\":\"pushwoosh\""
+    runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout
+    systemctl stop fake-pushwoosh.service'
 
-echo "# upgrade to pwflagsd ${VERSION}+upgrade1: the edited conffile, the state and the running services"
+echo "# upgrade to pwflagsd ${VERSION}+upgrade1: the edited conffile, the state, the running services, a listener"
 check "edit /etc/pwflagsd/pwflagsd.conf (LogLevel=debug) and restart" in_ct sh -ec '
     sed -i "s/^#LogLevel=info\$/LogLevel=debug/" /etc/pwflagsd/pwflagsd.conf
     grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf
     systemctl restart pwflagsd.service'
-in_ct sh -c 'find /var/lib/private -type f | sort' >"$WORK/state-before" 2>/dev/null || true
+# The flag caches: pwflagsd@net's holds what it fetched from the fake Pushwoosh.
+state_files() { in_ct find /var/lib/private -type f; }
+state_files | LC_ALL=C sort >"$WORK/state-before"
 sed 's/^/       state: /' "$WORK/state-before"
+check "the state holds pwflagsd@net's flag cache before the upgrade" \
+    grep -qx /var/lib/private/pwflagsd-net/flags-cache.json "$WORK/state-before"
+check "alice runs pwflags listen new_checkout, subscribed before the upgrade" in_ct sh -ec '
+    systemd-run --quiet --unit=listen-upgrade -p User=alice -p StandardOutput=file:/run/listen-upgrade.out \
+        -p StandardError=journal /usr/bin/pwflags listen new_checkout
+    for i in $(seq 1 50); do
+        pwflags --json status | grep -q "\"subscriptions\":1" && exit 0
+        sleep 0.2
+    done
+    exit 1'
 pid_before=$(in_ct systemctl show -P MainPID pwflagsd)
-net_before=$(in_ct systemctl show -P MainPID pwflagsd@net 2>/dev/null || echo 0)
+net_before=$(in_ct systemctl show -P MainPID pwflagsd@net)
+check "pwflagsd and pwflagsd@net run before the upgrade (MainPID $pid_before and $net_before)" \
+    test "$pid_before" -gt 0 -a "$net_before" -gt 0
 check "apt-get install pwflagsd_${VERSION}+upgrade1_*.deb" in_ct sh -ec '
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'+upgrade1_*.deb
     [ "$(dpkg-query -W -f="\${Version}" pwflagsd)" = '"$VERSION"'+upgrade1 ]'
 check "the edited conffile is kept, with no .dpkg-dist or .dpkg-new beside it" in_ct sh -c '
-    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && ! ls /etc/pwflagsd/*.dpkg-* 2>/dev/null'
-in_ct sh -c 'find /var/lib/private -type f | sort' >"$WORK/state-after" 2>/dev/null || true
+    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && [ -z "$(find /etc/pwflagsd -name "*.dpkg-*")" ]'
+state_files | LC_ALL=C sort >"$WORK/state-after"
 check "the state files (the flag caches) are all still there" diff "$WORK/state-before" "$WORK/state-after"
-check "pwflagsd.service was restarted (new process) and serves through the socket" in_ct sh -c '
+check "pwflagsd.service was restarted (new process) and serves through the socket; the socket stays enabled" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd); echo "MainPID '"$pid_before"' -> $pid"
-    [ "$pid" != 0 ] && [ "$pid" != '"$pid_before"' ] && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout &&
+    [ "$pid" != 0 ] && [ "$pid" != '"$pid_before"' ] && runuser -u alice -- pwflags is-enabled new_checkout &&
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket'
-if [[ $net_before != 0 && -n $net_before ]]; then
-    check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachable" in_ct sh -c '
-        pid=$(systemctl show -P MainPID pwflagsd@net); echo "MainPID '"$net_before"' -> $pid"
-        [ "$pid" != 0 ] && [ "$pid" != '"$net_before"' ] &&
-        runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock --wait 10 is-enabled new_checkout'
-fi
+check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachable" in_ct sh -c '
+    pid=$(systemctl show -P MainPID pwflagsd@net); echo "MainPID '"$net_before"' -> $pid"
+    [ "$pid" != 0 ] && [ "$pid" != '"$net_before"' ] &&
+    runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock is-enabled new_checkout'
+# The restarted daemon serves the same flags: the listener prints nothing for the restart, so the first line it
+# prints is the override made now, and it prints it once.
+check "the pwflags listen started before the upgrade prints a change made after it, once" in_ct sh -ec '
+    pwflags override set new_checkout --enabled false >/dev/null
+    for i in $(seq 1 50); do [ -s /run/listen-upgrade.out ] && break; sleep 0.2; done
+    cat /run/listen-upgrade.out
+    [ "$(wc -l </run/listen-upgrade.out)" = 1 ]
+    grep -q "changed new_checkout: disabled (override" /run/listen-upgrade.out
+    systemctl is-active -q listen-upgrade.service
+    journalctl --no-pager -o cat -u listen-upgrade.service | grep -q "waiting for pwflagsd to come back"'
+check "clear the override and stop the listener" in_ct sh -ec '
+    pwflags override clear new_checkout >/dev/null
+    systemctl stop listen-upgrade.service
+    runuser -u alice -- pwflags is-enabled new_checkout'
 
 echo "# apt-get remove: nothing listens, the configuration and the state stay"
-check "apt-get remove pwflagsd" in_ct sh -ec 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -q pwflagsd'
-check "no pwflagsd socket is listening and no pwflagsd process runs" in_ct sh -c '
-    ! grep pwflagsd /proc/net/unix && ! pgrep -x pwflagsd && [ ! -e /run/pwflagsd/pwflagsd.sock ] &&
-    ! systemctl is-active -q pwflagsd.socket pwflagsd.service'
-check "the configuration and the state stay after remove" in_ct sh -c '
-    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && test -d /var/lib/private/pwflagsd && [ ! -e /usr/bin/pwflagsd ]'
+check "apt-get remove pwflagsd stops sockets before services: no \"can still be activated\" warning" in_ct sh -c '
+    out=$(DEBIAN_FRONTEND=noninteractive apt-get remove -y -q pwflagsd 2>&1); status=$?; printf "%s\n" "$out"
+    [ "$status" = 0 ] && ! printf "%s\n" "$out" | grep -q "can still be activated"'
+check "no pwflagsd socket is listening, no pwflagsd process runs, no /run/pwflagsd* is left" in_ct sh -c '
+    ! grep pwflagsd /proc/net/unix && ! pgrep -x pwflagsd && [ -z "$(find /run -maxdepth 1 -name "pwflagsd*")" ] &&
+    ! systemctl is-active -q pwflagsd.socket pwflagsd.service pwflagsd@net.socket pwflagsd@net.service'
+check "the configuration, the state and the enable links stay after remove" in_ct sh -c '
+    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && test -d /var/lib/private/pwflagsd &&
+    [ ! -e /usr/bin/pwflagsd ] && [ -L /etc/systemd/system/sockets.target.wants/pwflagsd.socket ] &&
+    [ -L /etc/systemd/system/sockets.target.wants/pwflagsd@net.socket ]'
 
-echo "# apt-get purge: no configuration, no state"
-check "apt-get purge pwflagsd" in_ct sh -ec 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd'
-check "no /etc/pwflagsd, no state directory, no enable link, no package record" in_ct sh -c '
-    left=$(ls -d /etc/pwflagsd /var/lib/pwflagsd* /var/lib/private/pwflagsd* \
-        /etc/systemd/system/sockets.target.wants/pwflagsd* 2>/dev/null); echo "$left"
+echo "# reinstall after remove: the enabled sockets serve again"
+check "apt-get install pwflagsd_${VERSION}+upgrade1_*.deb again" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'+upgrade1_*.deb'
+check "pwflagsd.socket and pwflagsd@net.socket are enabled and listening; alice reads through both at once" \
+    in_ct sh -c '
+    systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket &&
+    systemctl is-active -q pwflagsd@net.socket && runuser -u alice -- pwflags is-enabled new_checkout &&
+    runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock is-enabled new_checkout'
+check "the edited conffile survived remove and reinstall; pwflagsd-ofrep.socket stays disabled" in_ct sh -c '
+    grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && ! systemctl is-enabled -q pwflagsd-ofrep.socket'
+
+echo "# apt-get purge: no configuration, no state, no enable link, no /run/pwflagsd*"
+check "apt-get purge pwflagsd" in_ct sh -c '
+    out=$(DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd 2>&1); status=$?; printf "%s\n" "$out"
+    [ "$status" = 0 ] && ! printf "%s\n" "$out" | grep -q "can still be activated"'
+check "nothing of pwflagsd is left: /etc/pwflagsd, state, enable links, deb-systemd-helper state, /run/pwflagsd*" \
+    in_ct sh -c '
+    for path in /etc/pwflagsd /var/lib/pwflagsd* /var/lib/private/pwflagsd* /run/pwflagsd* \
+        /etc/systemd/system/*/pwflagsd* /var/lib/systemd/deb-systemd-helper-enabled/*pwflagsd* \
+        /var/lib/systemd/deb-systemd-helper-enabled/*/*pwflagsd*; do
+        if [ -e "$path" ] || [ -L "$path" ]; then echo "left: $path"; left=1; fi
+    done
     [ -z "$left" ] && ! dpkg -s pwflagsd >/dev/null 2>&1'
+
+echo "# reinstall after purge: a first install again"
+check "apt-get install pwflagsd_${VERSION}_*.deb after purge: enabled, listening, the shipped conffile, alice reads" \
+    in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket
+    ! grep -q "^LogLevel=" /etc/pwflagsd/pwflagsd.conf
+    runuser -u alice -- pwflags is-enabled new_checkout
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd'
 
 echo "# install under a preset that disables pwflagsd.socket"
 check "preset 'disable pwflagsd.socket': installed, not enabled, not started; purged again" in_ct sh -ec '

@@ -8,15 +8,18 @@ extension Configuration {
     /// the parser gives the same effective configuration.
     ///
     /// Secrets stay out: the configuration holds only the token's path, and `apiToken`, when given, adds a line
-    /// such as `# API token: set (masked, 32 bytes)`.
+    /// such as `# API token (/run/credentials/pwflagsd.service/pushwoosh-api-token): set (masked, 32 bytes)`.
     ///
     /// - Parameters:
     ///   - environment: The daemon's environment, for `$STATE_DIRECTORY` and `$CREDENTIALS_DIRECTORY`.
     ///   - apiToken: What the caller found at the token file, if it looked.
+    ///   - unitCredential: Where the service's unit loads the token credential from; applies only when
+    ///     `APITokenFile` is unset and `$CREDENTIALS_DIRECTORY` is too (a shell, not the service).
     ///   - fileExists: Whether a path exists; decides whether the credential file applies. Keeps this pure.
     public func rendered(
         environment: [String: String],
         apiToken: APITokenStatus? = nil,
+        unitCredential: UnitCredential? = nil,
         fileExists: (String) -> Bool
     ) -> String {
         var lines = [
@@ -27,7 +30,9 @@ extension Configuration {
             lines.append("")
             lines.append("[\(section.rawValue)]")
             for key in section.keys {
-                lines += renderedLines(for: key, environment: environment, apiToken: apiToken, fileExists: fileExists)
+                lines += renderedLines(
+                    for: key, environment: environment, apiToken: apiToken, unitCredential: unitCredential,
+                    fileExists: fileExists)
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -76,6 +81,7 @@ extension Configuration {
         for key: ConfigurationKey,
         environment: [String: String],
         apiToken: APITokenStatus?,
+        unitCredential: UnitCredential?,
         fileExists: (String) -> Bool
     ) -> [String] {
         let name = key.rawValue
@@ -93,6 +99,10 @@ extension Configuration {
                     lines = ["# \(name): from $CREDENTIALS_DIRECTORY", "\(name)=\(credential)"]
                 } else if let credential = Self.credentialTokenPath(environment: environment) {
                     lines = ["#\(name)= (none: \(credential) does not exist)"]
+                } else if let unitCredential {
+                    lines = [
+                        "#\(name)= (unset: \(unitCredential.unit) hands the daemon \(unitCredential.path) as its credential)"
+                    ]
                 } else {
                     lines = ["#\(name)= (none: $CREDENTIALS_DIRECTORY is unset)"]
                 }
@@ -101,7 +111,11 @@ extension Configuration {
             }
         }
         if key == .apiTokenFile, let apiToken {
-            lines.append("# API token: \(Self.describe(apiToken))")
+            let path =
+                resolvedAPITokenFile(environment: environment, fileExists: fileExists)
+                ?? (Self.credentialTokenPath(environment: environment) == nil ? unitCredential?.path : nil)
+            // The file it read, so that a wrong path shows: `# API token (/etc/pwflagsd/api-token): not set`.
+            lines.append("# API token\(path.map { " (\($0))" } ?? ""): \(Self.describe(apiToken))")
         }
         return lines
     }

@@ -42,7 +42,7 @@ struct ChangeCommand {
             } catch {
                 Output.error("\(error); waiting for pwflagsd to come back")
             }
-            connection = Self.reconnect(to: socketPath)
+            connection = DaemonConnection.reconnecting(to: socketPath)
         }
     }
 
@@ -106,16 +106,6 @@ struct ChangeCommand {
             }
         } catch {
             Output.error("cannot run the command: \(error); listening on")
-        }
-    }
-
-    /// Connects again, waiting between tries from 0.1 s up to 5 s.
-    private static func reconnect(to socketPath: String) -> DaemonConnection {
-        var delay = 0.1
-        while true {
-            usleep(useconds_t(delay * 1_000_000))
-            if let connection = try? DaemonConnection(socketPath: socketPath) { return connection }
-            delay = min(delay * 2, 5)
         }
     }
 }

@@ -3,6 +3,7 @@ struct Invocation {
     var socket: String?
     var json = false
     var help = false
+    var version = false
     /// Seconds to keep retrying the connection before giving up (`--wait`); 0: try once.
     var wait: Double = 0
     var command: String?
@@ -32,6 +33,8 @@ struct Invocation {
                 json = true
             case "--help", "-h":
                 help = true
+            case "--version":
+                version = true
             case "--":
                 self.arguments.append(contentsOf: remaining)
                 remaining = []

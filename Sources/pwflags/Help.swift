@@ -28,6 +28,7 @@ enum Help {
           --json           print JSON for programs instead of text
           --wait SECONDS   keep trying to connect for up to SECONDS (for scripts that start with the daemon)
           --help           this text, or a command's own with `pwflags COMMAND --help`
+          --version        the version
 
         Exit status: 0 success, 1 flag absent or disabled or call refused, 2 usage, 69 daemon unreachable.
         """
@@ -67,7 +68,8 @@ enum Help {
             Usage: pwflags listen [KEY...] [--exec CMD] [--json]
 
             Prints a line for each change of the given flags (all flags when none are given) until interrupted.
-            With --json each line is the params of a flagsChanged notification.
+            With --json each line is the params of a flagsChanged notification. When the daemon goes away
+            pwflags waits for it and resumes: it prints only the flags that changed meanwhile, never one twice.
 
             With --exec, runs CMD with /bin/sh -c after each change of the given flags instead, one run at a
             time: changes that come during a run make one more run after it. CMD finds the change in its

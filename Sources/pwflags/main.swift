@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagsCore
 import Foundation
 
 #if canImport(Glibc)
@@ -10,7 +11,10 @@ signal(SIGPIPE, SIG_IGN)
 let status: ExitCode
 do {
     let invocation = try Invocation(Array(CommandLine.arguments.dropFirst()))
-    if invocation.help || invocation.command == nil || invocation.command == "help" {
+    if invocation.version {
+        Output.line("pwflags \(PWFlagsVersion.current)")
+        status = .success
+    } else if invocation.help || invocation.command == nil || invocation.command == "help" {
         // `pwflags help COMMAND` names the command after "help", as `--help COMMAND` does before it.
         let topic = invocation.command == "help" ? invocation.arguments.first : invocation.command
         let text = topic.flatMap(Help.text(for:)) ?? Help.general

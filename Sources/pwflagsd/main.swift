@@ -37,7 +37,12 @@ func main() async -> Int32 {
         return 1
     }
     if options.action == .checkConfig {
-        print(ConfigurationLoader.renderEffective(configuration, environment: environment), terminator: "")
+        // From a shell there is no $CREDENTIALS_DIRECTORY: the token is read where the service's unit loads it.
+        let unitCredential = UnitCredentialLookup().credential(forConfigPath: options.configPath)
+        print(
+            ConfigurationLoader.renderEffective(
+                configuration, environment: environment, unitCredential: unitCredential),
+            terminator: "")
         return 0
     }
     let logger = Logger(level: configuration.logLevel, environment: environment)

@@ -88,7 +88,7 @@ import Testing
         #expect(lines.contains("StateDirectory=/var/lib/pwflagsd"))
         #expect(lines.contains("# APITokenFile: from $CREDENTIALS_DIRECTORY"))
         #expect(lines.contains("APITokenFile=/run/cred/pushwoosh-api-token"))
-        #expect(lines.contains("# API token: set (masked, 32 bytes)"))
+        #expect(lines.contains("# API token (/run/cred/pushwoosh-api-token): set (masked, 32 bytes)"))
 
         let missing = Configuration().rendered(environment: environment, apiToken: .missing, fileExists: noFiles)
         #expect(
@@ -117,7 +117,7 @@ import Testing
         let problems = ConfigurationParser.parse(text: text, file: "rendered.conf", into: &parsed)
         #expect(problems == [])
         #expect(parsed == configuration)
-        #expect(text.contains("# API token: unreadable (Permission denied)\n"))
+        #expect(text.contains("# API token (/etc/pwflagsd/token): unreadable (Permission denied)\n"))
     }
 
     @Test(arguments: [

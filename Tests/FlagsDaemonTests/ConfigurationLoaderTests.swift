@@ -179,7 +179,9 @@ private struct TemporaryDirectory: ~Copyable {
         let text = ConfigurationLoader.renderEffective(Configuration(), environment: environment)
         #expect(!text.contains("secret-token-value"))
         #expect(
-            text.contains("\nAPITokenFile=\(directory.path)/pushwoosh-api-token\n# API token: set (masked, 18 bytes)\n")
+            text.contains(
+                "\nAPITokenFile=\(directory.path)/pushwoosh-api-token\n"
+                    + "# API token (\(directory.path)/pushwoosh-api-token): set (masked, 18 bytes)\n")
         )
         #expect(text.contains("\nStateDirectory=/var/lib/pwflagsd-test\n"))
     }

@@ -157,6 +157,15 @@ import Testing
         #expect(outcome.stderr.contains(path), "\(outcome)")
     }
 
+    @Test func versionPrintsTheVersionAndExitsZero() throws {
+        let outcome = try CLI.run(["--version"])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.stdout == "pwflags \(PWFlagsVersion.current)\n", "\(outcome)")
+        let daemon = try CLI.run(["--version"], executable: "pwflagsd")
+        #expect(daemon.status == 0, "\(daemon)")
+        #expect(daemon.stdout == "pwflagsd \(PWFlagsVersion.current)\n", "\(daemon)")
+    }
+
     @Test func pwflagsSocketEnvironmentIsHonoured() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

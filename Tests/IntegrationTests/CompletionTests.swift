@@ -52,7 +52,7 @@ import Testing
             try Self.complete("pwflags property new_checkout color --type ") == ["string", "number", "bool", "json"])
         #expect(try Self.complete("pwflags app-state ") == ["foreground", "background"])
         #expect(try Self.complete("pwflags is-enabled new_checkout --default ") == ["true", "false"])
-        #expect(try Self.complete("pwflags get --") == ["--socket", "--json", "--wait", "--help"])
+        #expect(try Self.complete("pwflags get --") == ["--socket", "--json", "--wait", "--help", "--version"])
         #expect(try Self.complete("pwflags listen --e") == ["--exec"])
         #expect(try Self.complete("pwflags listen --exec ") == [])
     }

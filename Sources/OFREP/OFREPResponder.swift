@@ -50,12 +50,18 @@ public struct OFREPResponder: Sendable {
         }
         let current = flags()
         guard let key else {
-            if current.bulkETag.isMatched(byIfNoneMatch: request.headerValues("if-none-match")) {
-                return HTTPResponse(status: 304, headers: [("ETag", current.bulkETag.quoted)])
+            guard case .body(let body, let tag) = current.bulk else {
+                return Self.error(
+                    500,
+                    details:
+                        "the bulk answer would be larger than the listener sends in one answer; evaluate flags one "
+                        + "at a time under \(Self.singlePrefix){key}")
+            }
+            if tag.isMatched(byIfNoneMatch: request.headerValues("if-none-match")) {
+                return HTTPResponse(status: 304, headers: [("ETag", tag.quoted)])
             }
             return HTTPResponse(
-                status: 200, headers: [("Content-Type", "application/json"), ("ETag", current.bulkETag.quoted)],
-                body: current.bulkBody)
+                status: 200, headers: [("Content-Type", "application/json"), ("ETag", tag.quoted)], body: body)
         }
         guard let evaluation = current.evaluation(of: key) else {
             return Self.json(

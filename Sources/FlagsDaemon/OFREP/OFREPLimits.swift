@@ -13,10 +13,13 @@ public struct OFREPLimits: Sendable, Equatable {
     public var maxBodyBytes: Int
     /// Answers queued for one connection before the listener stops reading its next requests.
     public var maxPendingBytes: Int
+    /// The largest bulk answer; past it a bulk request gets 500 and clients evaluate flags one at a time.
+    public var maxBulkBytes: Int
 
     public init(
         maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 500,
-        maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144
+        maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144,
+        maxBulkBytes: Int = 16 << 20
     ) {
         self.maxConnections = maxConnections
         let (seconds, attoseconds) = idleTimeout.components
@@ -25,6 +28,7 @@ public struct OFREPLimits: Sendable, Equatable {
         self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes
         self.maxPendingBytes = maxPendingBytes
+        self.maxBulkBytes = maxBulkBytes
     }
 
     public init(_ configuration: Configuration) {

@@ -225,13 +225,35 @@ final class OFREPLoop: @unchecked Sendable {
         }
     }
 
-    /// The OFREP form of the store's current flags, rebuilt only when the snapshot changed.
+    /// The OFREP form of the store's current flags, rebuilt only when the snapshot changed. Building is bounded
+    /// by the bulk answer's limit; when the answer it replaces was large, the freed memory goes back to the system
+    /// rather than staying in malloc's free lists (a cleared set of large overrides leaves the daemon's size flat).
     private func currentFlags() -> OFREPFlags {
         let snapshot = store.current
         if let cached, cached.snapshot === snapshot { return cached.flags }
-        let flags = OFREPFlags(snapshot.flags)
+        let previousBytes = cached.map { Self.bulkBytes($0.flags) } ?? 0
+        cached = nil
+        let flags = OFREPFlags(snapshot.flags, maximumBulkBytes: limits.maxBulkBytes)
         cached = (snapshot, flags)
+        if case .tooLarge(let built) = flags.bulk {
+            logger.warning(
+                "OFREP: the bulk answer is over its limit; bulk requests get 500 until the flags shrink",
+                ["BYTES_AT_LEAST": String(built), "LIMIT": String(limits.maxBulkBytes)])
+        }
+        if previousBytes >= Self.trimThreshold || Self.bulkBytes(flags) >= Self.trimThreshold {
+            ProcessControl.returnFreedMemory()
+        }
         return flags
+    }
+
+    /// Answers this large or larger give their memory back to the system when replaced.
+    static let trimThreshold = 1 << 20
+
+    private static func bulkBytes(_ flags: OFREPFlags) -> Int {
+        switch flags.bulk {
+        case .body(let body, _): body.count
+        case .tooLarge(let built): built
+        }
     }
 
     /// Sends what the socket takes; watches for writability while some remains, and answers the requests

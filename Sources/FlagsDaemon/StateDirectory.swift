@@ -56,15 +56,17 @@ public struct StateDirectory: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
         var removed: [String] = []
         for name in names where AtomicFile.isStaleTemporary(name) {
-            if unlink(file(name)) == 0 { removed.append(name) }
+            if (try? AtomicFile.remove(name, in: path)) != nil { removed.append(name) }
         }
         return removed.sorted()
     }
 
     /// Removes a file; a missing file is fine.
     public func remove(_ name: String) throws(StateDirectoryError) {
-        guard unlink(file(name)) == 0 || errno == ENOENT else {
-            throw StateDirectoryError(operation: "remove \(file(name))", errno: errno)
+        do {
+            try AtomicFile.remove(name, in: path)
+        } catch {
+            throw StateDirectoryError(operation: error.call, errno: error.errno)
         }
     }
 }

@@ -34,9 +34,22 @@ public struct StateDirectory: Sendable {
     /// The full path of a file in the directory.
     public func file(_ name: String) -> String { path + "/" + name }
 
-    /// Reads a whole file; nil when it is missing or unreadable.
+    /// The most any file of the directory may hold when it is read: the flag cache holds at most an upstream
+    /// reply (8 MiB) in its envelope.
+    public static let maximumFileBytes = 16 << 20
+
+    /// Reads a whole file; nil when it is missing, unreadable, not a regular file or over `maximumFileBytes`.
     public func read(_ name: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: file(name)).map { [UInt8]($0) }
+        try? reading(name, limit: Self.maximumFileBytes).get()
+    }
+
+    /// Reads a regular file of at most `limit` bytes; nil when it is missing, the reason when it is refused.
+    func reading(_ name: String, limit: Int) -> Result<[UInt8]?, SystemError> {
+        do {
+            return .success(try FileReading.regularFile(ofPath: file(name), limit: limit))
+        } catch {
+            return error.errno == ENOENT ? .success(nil) : .failure(error)
+        }
     }
 
     /// Writes a file so that a crash at any moment leaves the old or the new content, never a mix

@@ -22,8 +22,11 @@ public struct OFREPLimits: Sendable, Equatable {
         maxBulkBytes: Int = 16 << 20
     ) {
         self.maxConnections = maxConnections
+        // Saturating: no duration, however long, traps here (the parser already refuses more than 10 years).
         let (seconds, attoseconds) = idleTimeout.components
-        self.idleTimeout = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        let (whole, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1_000_000_000)
+        self.idleTimeout =
+            overflow ? UInt64.max / 2 : min(UInt64.max / 2, whole + UInt64(max(0, attoseconds) / 1_000_000_000))
         self.requestRate = requestRate
         self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes

@@ -23,7 +23,7 @@ extension Commands {
             let (method, params) = try Self.rethrowing { () throws(ClientError) in try connection.nextNotification() }
             guard method == FlagsChanged.method, let change = FlagsChanged(params: params) else { continue }
             if invocation.json {
-                Output.line(params.serialized())
+                Output.line(params.serialized(), exact: true)
                 continue
             }
             for flag in change.changed {

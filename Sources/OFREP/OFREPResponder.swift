@@ -115,14 +115,16 @@ public struct OFREPResponder: Sendable {
         return found
     }
 
+    /// Equal bytes, compared in time that depends only on the lengths; different lengths are never equal (the
+    /// length difference is kept whole, not folded into a byte that 256 extra bytes would bring back to zero).
     static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
+        var difference: UInt8 = 0
         for index in 0..<max(left.count, right.count) {
             let a = index < left.count ? left[index] : 0
             let b = index < right.count ? right[index] : 0
             difference |= a ^ b
         }
-        return difference == 0
+        return difference == 0 && left.count == right.count
     }
 
     /// The path segment with `%XX` decoded, or nil when an escape is malformed or the bytes are not UTF-8.

@@ -28,6 +28,7 @@ enum Help {
           --json           print JSON for programs instead of text
           --wait SECONDS   keep trying to connect for up to SECONDS (for scripts that start with the daemon)
           --help           this text, or a command's own with `pwflags COMMAND --help`
+          --               what follows is arguments, never options (keys that start with -)
 
         Exit status: 0 success, 1 flag absent or disabled or call refused, 2 usage, 69 daemon unreachable.
         """

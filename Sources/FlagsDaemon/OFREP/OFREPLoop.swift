@@ -28,7 +28,7 @@ final class OFREPLoop: @unchecked Sendable {
     // Loop thread only.
     private var limiter: OFREPRateLimiter
     private var connections: [Int32: OFREPConnection] = [:]
-    private var cached: (snapshot: FlagSnapshot, flags: OFREPFlags)?
+    private var flags: OFREPFlagsCache
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
     private let events = Epoll.Buffer(capacity: 64)
     private var acceptPausedUntil: UInt64?
@@ -60,6 +60,7 @@ final class OFREPLoop: @unchecked Sendable {
         self.responder = OFREPResponder(token: isTCP ? token : nil)
         self.limits = limits
         self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
+        self.flags = OFREPFlagsCache(store: store, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
         self.logger = logger
     }
 
@@ -222,7 +223,7 @@ final class OFREPLoop: @unchecked Sendable {
                 return
             case .request(let request):
                 let response = responder.respond(
-                    to: request, flags: { currentFlags() },
+                    to: request, flags: { flags.current() },
                     admit: { limiter.admit(connection.peer, now: Double(Self.now()) / 1e9) })
                 // A request without the token ends its connection: it holds no slot and earns no more time.
                 let refused = response.status == 401
@@ -235,37 +236,6 @@ final class OFREPLoop: @unchecked Sendable {
                     return
                 }
             }
-        }
-    }
-
-    /// The OFREP form of the store's current flags, rebuilt only when the snapshot changed. Building is bounded
-    /// by the bulk answer's limit; when the answer it replaces was large, the freed memory goes back to the system
-    /// rather than staying in malloc's free lists (a cleared set of large overrides leaves the daemon's size flat).
-    private func currentFlags() -> OFREPFlags {
-        let snapshot = store.current
-        if let cached, cached.snapshot === snapshot { return cached.flags }
-        let previousBytes = cached.map { Self.bulkBytes($0.flags) } ?? 0
-        cached = nil
-        let flags = OFREPFlags(snapshot.flags, maximumBulkBytes: limits.maxBulkBytes)
-        cached = (snapshot, flags)
-        if case .tooLarge(let built) = flags.bulk {
-            logger.warning(
-                "OFREP: the bulk answer is over its limit; bulk requests get 500 until the flags shrink",
-                ["BYTES_AT_LEAST": String(built), "LIMIT": String(limits.maxBulkBytes)])
-        }
-        if previousBytes >= Self.trimThreshold || Self.bulkBytes(flags) >= Self.trimThreshold {
-            ProcessControl.returnFreedMemory()
-        }
-        return flags
-    }
-
-    /// Answers this large or larger give their memory back to the system when replaced.
-    static let trimThreshold = 1 << 20
-
-    private static func bulkBytes(_ flags: OFREPFlags) -> Int {
-        switch flags.bulk {
-        case .body(let body, _): body.count
-        case .tooLarge(let built): built
         }
     }
 

@@ -13,21 +13,16 @@ public struct StateDirectory: Sendable {
         self.path = path
     }
 
-    /// Creates the directory (mode 0700) when it is missing; returns why it cannot, if it cannot.
+    /// Creates the directory (mode 0700) when it is missing, and any missing parent (0755), never through a link
+    /// another user could have planted (`SafeDirectory`); returns why it cannot, if it cannot.
     public func prepare() -> String? {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            return isDirectory.boolValue ? nil : "\(path) exists and is not a directory"
-        }
         do {
-            try FileManager.default.createDirectory(
-                atPath: path,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            close(try SafeDirectory.open(path, creatingMode: 0o700))
             return nil
+        } catch  where error.errno == ENOTDIR {
+            return "\(path) exists and is not a directory"
         } catch {
-            return "cannot create \(path): \(error.localizedDescription)"
+            return "cannot create \(path): \(error)"
         }
     }
 

@@ -17,8 +17,9 @@ public enum SafeDirectory {
     public static let maximumLinks = 40
 
     /// An open descriptor (`O_DIRECTORY`, close-on-exec) of `path`; the caller closes it. Throws with the call
-    /// `refuse symlink PATH` (errno `ELOOP`) for a link another user could have planted.
-    public static func open(_ path: String) throws(SystemError) -> Int32 {
+    /// `refuse symlink PATH` (errno `ELOOP`) for a link another user could have planted. With `creatingMode`,
+    /// missing directories are made on the way (`mkdirat`, the last one with that mode, the others 0755).
+    public static func open(_ path: String, creatingMode: UInt32? = nil) throws(SystemError) -> Int32 {
         var pending = components(of: path)
         var current = try syscall("open \(path.hasPrefix("/") ? "/" : ".")") {
             Glibc.open(path.hasPrefix("/") ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -49,7 +50,13 @@ public enum SafeDirectory {
                 continue
             }
             let next: Int32
-            do {
+            do throws(SystemError) {
+                if let creatingMode, name != "..",
+                    mkdirat(current, name, mode_t(pending.isEmpty ? creatingMode : 0o755)) != 0,
+                    errno != EEXIST
+                {
+                    throw SystemError("mkdir \(walked)/\(name)", errno: errno)
+                }
                 next = try syscall("open \(walked)/\(name)") {
                     openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 }

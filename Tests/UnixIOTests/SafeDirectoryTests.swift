@@ -70,4 +70,20 @@ import UnixIO
         #expect(symlink("a", directory.file("b")) == 0)
         #expect(throws: SystemError.self) { try AtomicFile.write([], to: "x", in: directory.file("a")) }
     }
+
+    @Test("Missing directories are made on the way, the last with its mode, but never through another user's link")
+    func createsMissingDirectories() throws {
+        let directory = try Self.layout()
+        defer { directory.remove() }
+        close(try SafeDirectory.open(directory.file("public/a/b/state"), creatingMode: 0o700))
+        var info = stat()
+        #expect(stat(directory.file("public/a/b/state"), &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+        guard geteuid() == 0 else { return }
+        let link = directory.file("shared/mdir")
+        #expect(symlink(directory.file("secret"), link) == 0)
+        #expect(lchown(link, 65534, 65534) == 0)
+        #expect(throws: SystemError.self) { try SafeDirectory.open(link + "/state", creatingMode: 0o700) }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("secret/state")))
+    }
 }

@@ -1,6 +1,7 @@
 #ifndef PWFLAGSD_CLINUX_SHIM_H
 #define PWFLAGSD_CLINUX_SHIM_H
-// Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify, timerfd, prctl.
+// Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify, timerfd, prctl, malloc_trim.
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>

@@ -91,8 +91,9 @@ extension ConfigurationParser {
             guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
             configuration.maxConnections = number
         case .maxLineBytes:
-            guard let number = Int(value), number >= minimumMaxLineBytes else {
-                return "invalid number '\(shown)' for \(name) (expected an integer of at least \(minimumMaxLineBytes))"
+            guard let number = Int(value), number >= minimumMaxLineBytes, number <= maximumInteger else {
+                return "invalid number '\(shown)' for \(name) (expected an integer from \(minimumMaxLineBytes) to "
+                    + "\(maximumInteger))"
             }
             configuration.maxLineBytes = number
         case .maxPendingBytes:
@@ -130,8 +131,9 @@ extension ConfigurationParser {
         case .idleTimeout:
             return setDuration(value, name: name, allowingZero: false, at: \.ofrepIdleTimeout, in: &configuration)
         case .requestRate:
-            guard let number = Int(value), number >= 0 else {
-                return "invalid number '\(shown)' for \(name) (expected 0 or a positive integer)"
+            guard let number = Int(value), number >= 0, number <= maximumInteger else {
+                return "invalid number '\(shown)' for \(name) (expected 0 or a positive integer of at most "
+                    + "\(maximumInteger))"
             }
             configuration.ofrepRequestRate = number
         }
@@ -153,6 +155,9 @@ extension ConfigurationParser {
         guard allowingZero || duration > .zero else {
             return "invalid duration '\(quoted(value))' for \(name) (must be greater than 0)"
         }
+        guard duration <= maximumDuration else {
+            return "invalid duration '\(quoted(value))' for \(name) (must be at most 10y)"
+        }
         configuration[keyPath: keyPath] = duration
         return nil
     }
@@ -166,13 +171,20 @@ extension ConfigurationParser {
         }
     }
 
+    /// The longest duration any key takes (10 years): every timer, deadline and conversion to nanoseconds
+    /// holds it without overflow, so a value `--check-config` accepts never traps at run time.
+    static let maximumDuration = Duration.seconds(10 * 31_557_600)
+
+    /// The largest count or size any key takes (2^31 - 1): sums and products of limits stay far from overflow.
+    static let maximumInteger = Int(Int32.max)
+
     private static func positiveInteger(_ value: String) -> Int? {
-        guard let number = Int(value), number > 0 else { return nil }
+        guard let number = Int(value), number > 0, number <= maximumInteger else { return nil }
         return number
     }
 
     private static func positiveIntegerMessage(_ shown: String, _ name: String) -> String {
-        "invalid number '\(shown)' for \(name) (expected a positive integer)"
+        "invalid number '\(shown)' for \(name) (expected a positive integer of at most \(maximumInteger))"
     }
 
     /// An octal permission mode such as `0660` or `660`, at most `0777`.

@@ -23,6 +23,14 @@ public struct FlagSet: Sendable, Equatable {
 
     public subscript(key: FlagKey) -> Flag? { entries[key] }
 
+    /// The set with the flag of `key` replaced by `flag` (nil: removed), in time that does not depend on the
+    /// size of the other flags beyond copying the table.
+    public func replacing(_ key: FlagKey, with flag: Flag?) -> FlagSet {
+        var copy = self
+        copy.entries[key] = flag
+        return copy
+    }
+
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
 

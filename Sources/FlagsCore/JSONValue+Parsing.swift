@@ -269,6 +269,14 @@ struct JSONParser {
         guard let value = Double(literal), value.isFinite else {
             throw JSONParseError("number out of range", at: start)
         }
+        // A number too small to hold is out of range as one too large is, not silently zero.
+        if value == 0,
+            literal.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: {
+                $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9")
+            })
+        {
+            throw JSONParseError("number out of range", at: start)
+        }
         return value
     }
 

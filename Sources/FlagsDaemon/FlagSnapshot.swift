@@ -18,15 +18,20 @@ public final class FlagSnapshot: Sendable {
     /// The `getAll` result up to its `flags` array (`{"epoch":…,"revision":N,"flags":`), written once per change.
     let listingHead: [UInt8]
 
-    init(epoch: String, revision: Int, flags: FlagSet) {
+    /// The snapshot of `flags`. With `previous` and the `diff` from it, only the changed flags are encoded again:
+    /// the others are byte for byte what they were, so a change costs what it changes plus copying the list.
+    init(epoch: String, revision: Int, flags: FlagSet, previous: FlagSnapshot? = nil, diff: FlagDiff? = nil) {
         self.epoch = epoch
         self.revision = revision
         self.flags = flags
+        let changed = diff.map { Set($0.changed.map { FlagKey($0.key) }) }
         var encoded: [FlagKey: [UInt8]] = [:]
         encoded.reserveCapacity(flags.count)
         var list: [UInt8] = [UInt8(ascii: "[")]
         for (position, flag) in flags.sorted.enumerated() {
-            let bytes = flag.wireBytes
+            let key = FlagKey(flag.key)
+            let reused = changed.flatMap { $0.contains(key) ? nil : previous?.encoded[key] }
+            let bytes = reused ?? flag.wireBytes
             encoded[FlagKey(flag.key)] = bytes
             if position > 0 { list.append(UInt8(ascii: ",")) }
             list.append(contentsOf: bytes)

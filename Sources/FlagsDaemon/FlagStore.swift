@@ -14,31 +14,26 @@ public final class FlagStore: Sendable {
         var sourceFlags = FlagSet()
         var overrides: [FlagKey: FlagOverride] = [:]
         var observers: [@Sendable (FlagUpdate) -> Void] = []
-
-        /// Makes the layered set visible; the update, or nil when nothing `get` returns has changed.
-        mutating func publish() -> FlagUpdate? {
-            let flags = sourceFlags.applying(overrides)
-            let diff = snapshot.flags.diff(to: flags)
-            guard !diff.isEmpty else { return nil }
-            let update = FlagUpdate(
-                snapshot: FlagSnapshot(epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags), diff: diff
-            )
-            snapshot = update.snapshot
-            for observer in observers { observer(update) }
-            return update
-        }
     }
 
     /// The epoch of every snapshot: one store lives as long as the daemon, reloads included.
     public let epoch: String
+    /// What readers see; held only to read or swap it, never while a change is computed.
     private let state: Mutex<State>
+    /// One change at a time: a change reads the state, computes the new set and its diff outside `state`'s lock
+    /// (readers never wait on that work), then swaps it in.
+    private let changing = Mutex(())
 
     /// A store that starts with `overrides` (kept from the previous run) and no flags from a source.
     public init(overrides: [FlagOverride] = []) {
         epoch = DaemonEpoch.make()
         var initial = State(snapshot: .initial(epoch: epoch))
         initial.overrides = Dictionary(overrides.map { (FlagKey($0.key), $0) }, uniquingKeysWith: { _, last in last })
-        _ = initial.publish()
+        let flags = initial.sourceFlags.applying(initial.overrides)
+        let diff = initial.snapshot.flags.diff(to: flags)
+        if !diff.isEmpty {
+            initial.snapshot = FlagSnapshot(epoch: epoch, revision: initial.snapshot.revision + 1, flags: flags)
+        }
         state = Mutex(initial)
     }
 
@@ -50,7 +45,7 @@ public final class FlagStore: Sendable {
 
     /// The overrides in effect, sorted by key.
     public var overrides: [FlagOverride] {
-        state.withLock { $0.overrides.sorted { $0.key < $1.key }.map(\.value) }
+        state.withLock { $0.overrides }.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// Registers an observer of changes and returns the snapshot it starts from.
@@ -68,41 +63,78 @@ public final class FlagStore: Sendable {
     /// update, or nil when nothing `get` returns has changed (an overridden key's source value counts).
     @discardableResult
     public func replace(with flags: FlagSet, from source: FlagSource? = nil) -> FlagUpdate? {
-        state.withLock { state in
-            state.sourceFlags = source.map { flags.marked($0) } ?? flags
-            return state.publish()
+        changing.withLock { _ in
+            let (snapshot, overrides) = state.withLock { ($0.snapshot, $0.overrides) }
+            let sourceFlags = source.map { flags.marked($0) } ?? flags
+            let layered = sourceFlags.applying(overrides)
+            return publish(layered, diff: snapshot.flags.diff(to: layered), over: snapshot) { state in
+                state.sourceFlags = sourceFlags
+            }
         }
     }
 
-    /// Sets (or replaces) the override of its key; returns the flag now served for it.
+    /// Sets (or replaces) the override of its key; returns the flag now served for it. Costs the one flag it
+    /// changes (and a copy of the table), whatever the number and size of the others.
     @discardableResult
     public func setOverride(_ override: FlagOverride) -> Flag {
-        state.withLock { state in
+        changing.withLock { _ in
             let key = FlagKey(override.key)
-            state.overrides[key] = override
-            _ = state.publish()
-            return state.snapshot.flags[key] ?? override.applied(to: state.sourceFlags[key])
+            let (snapshot, sourceFlag) = state.withLock { ($0.snapshot, $0.sourceFlags[key]) }
+            let flag = override.applied(to: sourceFlag)
+            publish(one: key, flag, over: snapshot) { $0.overrides[key] = override }
+            return flag
         }
     }
 
     /// Removes the override of `key`, or every override when `key` is nil; returns the keys it removed, sorted.
     @discardableResult
     public func clearOverride(_ key: String?) -> [String] {
-        state.withLock { state in
-            let removed: [FlagKey]
-            if let key {
-                removed = state.overrides.removeValue(forKey: FlagKey(key)) == nil ? [] : [FlagKey(key)]
-            } else {
-                removed = Array(state.overrides.keys)
-                state.overrides = [:]
+        changing.withLock { _ in
+            let (snapshot, sourceFlags, overrides) = state.withLock { ($0.snapshot, $0.sourceFlags, $0.overrides) }
+            guard let key else {
+                publish(sourceFlags, diff: snapshot.flags.diff(to: sourceFlags), over: snapshot) { $0.overrides = [:] }
+                return overrides.keys.sorted().map(\.string)
             }
-            _ = state.publish()
-            return removed.sorted().map(\.string)
+            let flagKey = FlagKey(key)
+            guard overrides[flagKey] != nil else { return [] }
+            publish(one: flagKey, sourceFlags[flagKey], over: snapshot) { $0.overrides[flagKey] = nil }
+            return [key]
         }
     }
 
     /// True when `key` has an override, or there is room for one more.
     public func mayOverride(_ key: String, limit: Int) -> Bool {
         state.withLock { $0.overrides[FlagKey(key)] != nil || $0.overrides.count < limit }
+    }
+
+    /// Publishes the set with only `key` changed to `flag` (nil: gone).
+    private func publish(one key: FlagKey, _ flag: Flag?, over snapshot: FlagSnapshot, _ apply: (inout State) -> Void) {
+        let old = snapshot.flags[key]
+        let same = old.map { old in flag.map { old.isIdentical(to: $0) } ?? false } ?? (flag == nil)
+        let diff =
+            same ? FlagDiff() : FlagDiff(changed: flag.map { [$0] } ?? [], removed: flag == nil ? [key.string] : [])
+        publish(snapshot.flags.replacing(key, with: flag), diff: diff, over: snapshot, apply)
+    }
+
+    /// Swaps in the new state (under the lock only for the swap) and tells the observers; the update, or nil
+    /// when nothing `get` returns has changed. Called with `changing` held, so `snapshot` is still current.
+    @discardableResult
+    private func publish(
+        _ flags: FlagSet, diff: FlagDiff, over snapshot: FlagSnapshot, _ apply: (inout State) -> Void
+    ) -> FlagUpdate? {
+        guard !diff.isEmpty else {
+            state.withLock { apply(&$0) }
+            return nil
+        }
+        let update = FlagUpdate(
+            snapshot: FlagSnapshot(
+                epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags, previous: snapshot, diff: diff),
+            diff: diff)
+        state.withLock { state in
+            apply(&state)
+            state.snapshot = update.snapshot
+            for observer in state.observers { observer(update) }
+        }
+        return update
     }
 }

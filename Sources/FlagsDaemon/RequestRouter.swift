@@ -179,7 +179,7 @@ final class RequestRouter {
 
     private func permissionError(for call: Call, on connection: Connection) -> RPCError? {
         if case .reload = call {
-            return access.isPrivileged(connection.peer) ? nil : .notPermitted(call.method)
+            return access.isPrivileged(connection.peer) ? nil : .notPermitted(call.method, privileged: true)
         }
         guard call.isControl else { return nil }
         let allowed = access.mayControl(connection.peer) { connection.supplementaryGroups }

@@ -13,30 +13,38 @@ public struct StateDirectory: Sendable {
         self.path = path
     }
 
-    /// Creates the directory (mode 0700) when it is missing; returns why it cannot, if it cannot.
+    /// Creates the directory (mode 0700) when it is missing, and any missing parent (0755), never through a link
+    /// another user could have planted (`SafeDirectory`); returns why it cannot, if it cannot.
     public func prepare() -> String? {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            return isDirectory.boolValue ? nil : "\(path) exists and is not a directory"
-        }
         do {
-            try FileManager.default.createDirectory(
-                atPath: path,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            close(try SafeDirectory.open(path, creatingMode: 0o700))
             return nil
+        } catch  where error.errno == ENOTDIR {
+            return "\(path) exists and is not a directory"
         } catch {
-            return "cannot create \(path): \(error.localizedDescription)"
+            return "cannot create \(path): \(error)"
         }
     }
 
     /// The full path of a file in the directory.
     public func file(_ name: String) -> String { path + "/" + name }
 
-    /// Reads a whole file; nil when it is missing or unreadable.
+    /// The most any file of the directory may hold when it is read: the flag cache holds at most an upstream
+    /// reply (8 MiB) in its envelope.
+    public static let maximumFileBytes = 16 << 20
+
+    /// Reads a whole file; nil when it is missing, unreadable, not a regular file or over `maximumFileBytes`.
     public func read(_ name: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: file(name)).map { [UInt8]($0) }
+        try? reading(name, limit: Self.maximumFileBytes).get()
+    }
+
+    /// Reads a regular file of at most `limit` bytes; nil when it is missing, the reason when it is refused.
+    func reading(_ name: String, limit: Int) -> Result<[UInt8]?, SystemError> {
+        do {
+            return .success(try FileReading.regularFile(ofPath: file(name), limit: limit))
+        } catch {
+            return error.errno == ENOENT ? .success(nil) : .failure(error)
+        }
     }
 
     /// Writes a file so that a crash at any moment leaves the old or the new content, never a mix
@@ -56,15 +64,17 @@ public struct StateDirectory: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return [] }
         var removed: [String] = []
         for name in names where AtomicFile.isStaleTemporary(name) {
-            if unlink(file(name)) == 0 { removed.append(name) }
+            if (try? AtomicFile.remove(name, in: path)) != nil { removed.append(name) }
         }
         return removed.sorted()
     }
 
     /// Removes a file; a missing file is fine.
     public func remove(_ name: String) throws(StateDirectoryError) {
-        guard unlink(file(name)) == 0 || errno == ENOENT else {
-            throw StateDirectoryError(operation: "remove \(file(name))", errno: errno)
+        do {
+            try AtomicFile.remove(name, in: path)
+        } catch {
+            throw StateDirectoryError(operation: error.call, errno: error.errno)
         }
     }
 }

@@ -65,8 +65,10 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
-    public static func notPermitted(_ method: String) -> RPCError {
-        RPCError(code: notPermittedCode, message: "not permitted: \(method) is limited to ControlGroups")
+    /// A refused call: `method` is for `ControlGroups` members, or (`privileged`) for root and the daemon's user.
+    public static func notPermitted(_ method: String, privileged: Bool = false) -> RPCError {
+        let who = privileged ? "root and the daemon's user" : "ControlGroups"
+        return RPCError(code: notPermittedCode, message: "not permitted: \(method) is limited to \(who)")
     }
 
     public static func tooManySubscriptions(limit: Int) -> RPCError {

@@ -23,9 +23,11 @@ extension HTTPRequestParser {
         if !request.headerValues("transfer-encoding").isEmpty {
             return .failure(HTTPFailure(501, "Transfer-Encoding is not supported; send the body with Content-Length"))
         }
-        let lengths = request.headerValues("content-length").flatMap { $0.split(separator: ",") }.map {
-            $0.trimmingSpaces
-        }
+        // Every element counts: an empty field or an empty element of a list (`,2`, `2,,2`) is invalid, not
+        // skipped, so that no two readers of the request can disagree on its length.
+        let lengths = request.headerValues("content-length").flatMap {
+            $0.split(separator: ",", omittingEmptySubsequences: false)
+        }.map { Substring($0).trimmingSpaces }
         var length = 0
         if let first = lengths.first {
             guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.allSatisfy(isDigit) else {

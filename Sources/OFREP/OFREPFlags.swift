@@ -1,6 +1,7 @@
 public import FlagsCore
 
-/// The daemon's flags as OFREP evaluations, built once per flag set and shared by every request.
+/// The daemon's flags as OFREP evaluations: single evaluations computed on demand, the bulk answer built once
+/// per flag set and shared by every request.
 ///
 /// The mapping (README, OpenFeature):
 /// - every Pushwoosh flag `KEY` is a boolean OFREP flag `KEY` whose value is `enabled`;
@@ -14,36 +15,135 @@ public import FlagsCore
 /// - `variant` is the deciding rule's id (`default` for the default rule, `killed` for a killed flag);
 /// - `metadata` holds scalars only: `ruleId`, `source` (`pushwoosh`, `file` or `override`) when the flag says it,
 ///   and for a property `flagKey` and `property`.
+///
+/// Bounded: each property's evaluation repeats its flag's key, so a flag with a long key and many properties
+/// reads as far more bytes than it holds. A single evaluation costs what its one flag or property holds; the
+/// bulk answer is built only up to `maximumBulkBytes` and refused past it (`bulk` is `.tooLarge`), so building
+/// it never takes more than that bound of memory and time, whatever the flags.
 public struct OFREPFlags: Sendable {
-    /// Each OFREP flag's evaluation, by exact key.
-    public let evaluations: [FlagKey: JSONValue]
-    /// The bulk answer's body, every evaluation sorted by key.
-    public let bulkBody: [UInt8]
-    /// The bulk answer's entity tag: a digest of `bulkBody`, so it changes exactly when the body does.
-    public let bulkETag: EntityTag
+    /// The bulk answer: its body and entity tag, or how far building went before it passed the bound.
+    public enum Bulk: Sendable, Equatable {
+        case body([UInt8], EntityTag)
+        /// Over `maximumBulkBytes`: the bytes built when building stopped.
+        case tooLarge(atLeast: Int)
+    }
 
-    public init(_ flags: FlagSet) {
-        var evaluations: [FlagKey: JSONValue] = [:]
-        let sorted = flags.sorted
-        for flag in sorted { evaluations[FlagKey(flag.key)] = Self.evaluation(of: flag) }
-        for flag in sorted {
-            for (name, value) in flag.properties.sorted(by: { $0.key < $1.key }) {
-                let key = FlagKey(flag.key + "." + name)
-                guard evaluations[key] == nil else { continue }
-                evaluations[key] = Self.evaluation(of: flag, property: name, value: value)
-            }
-        }
-        self.evaluations = evaluations
-        let list = evaluations.sorted { $0.key < $1.key }.map(\.value)
-        var body: [UInt8] = []
-        JSONValue.object(["flags": .array(list)]).write(to: &body)
-        self.bulkBody = body
-        self.bulkETag = EntityTag(digestOf: body)
+    /// The most bytes a bulk answer may have, by default (16 MiB).
+    public static let defaultMaximumBulkBytes = 16 << 20
+
+    /// The flags the evaluations read.
+    public let flags: FlagSet
+    /// The bulk answer, every evaluation sorted by key.
+    public let bulk: Bulk
+
+    public init(_ flags: FlagSet, maximumBulkBytes: Int = OFREPFlags.defaultMaximumBulkBytes) {
+        self.flags = flags
+        self.bulk = Self.bulk(of: flags, maximumBytes: maximumBulkBytes)
+    }
+
+    /// The bulk answer's body, or nil when it is over the bound.
+    public var bulkBody: [UInt8]? {
+        if case .body(let body, _) = bulk { return body }
+        return nil
+    }
+
+    /// The bulk answer's entity tag: a digest of the body, so it changes exactly when the body does.
+    public var bulkETag: EntityTag? {
+        if case .body(_, let tag) = bulk { return tag }
+        return nil
     }
 
     /// The evaluation of `key`, or nil when no flag or property reads as it.
+    ///
+    /// A real flag wins; otherwise the property path whose flag key is the shortest prefix of `key` ending
+    /// before a dot, which is the flag that sorts first among those that spell `key`.
     public func evaluation(of key: String) -> JSONValue? {
-        evaluations[FlagKey(key)]
+        if let flag = flags[key] { return Self.evaluation(of: flag) }
+        let bytes = Array(key.utf8)
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
+            guard let flag = flags[String(decoding: bytes[..<index], as: UTF8.self)],
+                let value = flag.properties[String(decoding: bytes[(index + 1)...], as: UTF8.self)]
+            else { continue }
+            let name = String(decoding: bytes[(index + 1)...], as: UTF8.self)
+            return Self.evaluation(of: flag, property: name, value: value)
+        }
+        return nil
+    }
+
+    /// Builds the bulk body key by key, stopping as soon as it passes `maximumBytes`.
+    static func bulk(of flags: FlagSet, maximumBytes: Int) -> Bulk {
+        var entries: [(key: FlagKey, bytes: [UInt8])] = []
+        var keys: Set<FlagKey> = []
+        var total = 0
+        let sorted = flags.sorted
+        for flag in sorted {
+            var bytes: [UInt8] = []
+            evaluation(of: flag).write(to: &bytes)
+            total += bytes.count + 1
+            guard total <= maximumBytes else { return .tooLarge(atLeast: total) }
+            let key = FlagKey(flag.key)
+            keys.insert(key)
+            entries.append((key, bytes))
+        }
+        for flag in sorted {
+            // The parts every property of this flag shares, escaped once: a property costs a few copies.
+            var escapedKey: [UInt8] = []
+            JSONValue.writeString(flag.key, to: &escapedKey)
+            escapedKey = Array(escapedKey.dropFirst().dropLast())
+            var shared: [UInt8] = []
+            JSONValue.object(metadata(of: flag)).write(to: &shared)
+            let ruleAndSource = Array(shared.dropFirst().dropLast())
+            var reason: [UInt8] = []
+            JSONValue.writeString(Self.reason(of: flag), to: &reason)
+            var variant: [UInt8] = []
+            JSONValue.writeString(Self.variant(ruleId: flag.ruleId), to: &variant)
+            for (name, value) in flag.properties.sorted(by: { FlagKey($0.key) < FlagKey($1.key) }) {
+                // The key alone appears twice in the evaluation: stop before building one that cannot fit.
+                guard total + 2 * (escapedKey.count + name.utf8.count) <= maximumBytes else {
+                    return .tooLarge(atLeast: total + 2 * (escapedKey.count + name.utf8.count))
+                }
+                let key = FlagKey(flag.key + "." + name)
+                guard keys.insert(key).inserted else { continue }
+                var escapedName: [UInt8] = []
+                JSONValue.writeString(name, to: &escapedName)
+                escapedName = Array(escapedName.dropFirst().dropLast())
+                // Byte for byte what `evaluation(of:property:value:)` writes: members in name order.
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(2 * (escapedKey.count + escapedName.count) + ruleAndSource.count + 96)
+                bytes.append(contentsOf: #"{"key":""#.utf8)
+                bytes.append(contentsOf: escapedKey)
+                bytes.append(UInt8(ascii: "."))
+                bytes.append(contentsOf: escapedName)
+                bytes.append(contentsOf: #"","metadata":{"flagKey":""#.utf8)
+                bytes.append(contentsOf: escapedKey)
+                bytes.append(contentsOf: #"","property":""#.utf8)
+                bytes.append(contentsOf: escapedName)
+                bytes.append(contentsOf: #"","#.utf8)
+                bytes.append(contentsOf: ruleAndSource)
+                bytes.append(contentsOf: #"},"reason":"#.utf8)
+                bytes.append(contentsOf: reason)
+                if !value.isNull {
+                    bytes.append(contentsOf: #","value":"#.utf8)
+                    value.write(to: &bytes)
+                }
+                bytes.append(contentsOf: #","variant":"#.utf8)
+                bytes.append(contentsOf: variant)
+                bytes.append(UInt8(ascii: "}"))
+                total += bytes.count + 1
+                guard total <= maximumBytes else { return .tooLarge(atLeast: total) }
+                entries.append((key, bytes))
+            }
+        }
+        entries.sort { $0.key < $1.key }
+        var body: [UInt8] = []
+        body.reserveCapacity(total + 16)
+        body.append(contentsOf: "{\"flags\":[".utf8)
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: entry.bytes)
+        }
+        body.append(contentsOf: "]}".utf8)
+        return .body(body, EntityTag(digestOf: body))
     }
 
     /// The OpenFeature reason of a flag's value: its rule's, or `STATIC` when a local override forces it.

@@ -50,12 +50,18 @@ public struct OFREPResponder: Sendable {
         }
         let current = flags()
         guard let key else {
-            if current.bulkETag.isMatched(byIfNoneMatch: request.headerValues("if-none-match")) {
-                return HTTPResponse(status: 304, headers: [("ETag", current.bulkETag.quoted)])
+            guard case .body(let body, let tag) = current.bulk else {
+                return Self.error(
+                    500,
+                    details:
+                        "the bulk answer would be larger than the listener sends in one answer; evaluate flags one "
+                        + "at a time under \(Self.singlePrefix){key}")
+            }
+            if tag.isMatched(byIfNoneMatch: request.headerValues("if-none-match")) {
+                return HTTPResponse(status: 304, headers: [("ETag", tag.quoted)])
             }
             return HTTPResponse(
-                status: 200, headers: [("Content-Type", "application/json"), ("ETag", current.bulkETag.quoted)],
-                body: current.bulkBody)
+                status: 200, headers: [("Content-Type", "application/json"), ("ETag", tag.quoted)], body: body)
         }
         guard let evaluation = current.evaluation(of: key) else {
             return Self.json(
@@ -109,14 +115,16 @@ public struct OFREPResponder: Sendable {
         return found
     }
 
+    /// Equal bytes, compared in time that depends only on the lengths; different lengths are never equal (the
+    /// length difference is kept whole, not folded into a byte that 256 extra bytes would bring back to zero).
     static func constantTimeEqual(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
+        var difference: UInt8 = 0
         for index in 0..<max(left.count, right.count) {
             let a = index < left.count ? left[index] : 0
             let b = index < right.count ? right[index] : 0
             difference |= a ^ b
         }
-        return difference == 0
+        return difference == 0 && left.count == right.count
     }
 
     /// The path segment with `%XX` decoded, or nil when an escape is malformed or the bytes are not UTF-8.

@@ -19,51 +19,62 @@ public enum AtomicFile {
         _ bytes: [UInt8], to name: String, in directory: String, mode: UInt32 = 0o600
     ) throws(SystemError) {
         let target = directory + "/" + name
-        let (fd, temporary) = try createTemporary(for: name, in: directory)
+        // The directory is opened without following a link another user could plant (`SafeDirectory`); every
+        // step below is relative to that descriptor, so the path is resolved once.
+        let directoryFD = try SafeDirectory.open(directory)
+        defer { close(directoryFD) }
+        let (fd, temporary) = try createTemporary(for: name, in: directory, at: directoryFD)
+        let temporaryPath = directory + "/" + temporary
         do {
-            if mode != 0o600 { try syscall("fchmod \(temporary)") { fchmod(fd, mode_t(mode)) } }
+            if mode != 0o600 { try syscall("fchmod \(temporaryPath)") { fchmod(fd, mode_t(mode)) } }
             var offset = 0
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { raw in
                     Result { () throws(SystemError) in
-                        try syscall("write \(temporary)") {
+                        try syscall("write \(temporaryPath)") {
                             Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
                         }
                     }
                 }
                 offset += try written.get()
             }
-            try syscall("fsync \(temporary)") { fsync(fd) }
+            try syscall("fsync \(temporaryPath)") { fsync(fd) }
         } catch {
             close(fd)
-            unlink(temporary)
+            unlinkat(directoryFD, temporary, 0)
             throw error
         }
         close(fd)
-        guard rename(temporary, target) == 0 else {
+        guard renameat(directoryFD, temporary, directoryFD, name) == 0 else {
             let error = SystemError("rename to \(target)", errno: errno)
-            unlink(temporary)
+            unlinkat(directoryFD, temporary, 0)
             throw error
         }
         // The rename is durable once the directory is: best effort, the new content is already in place.
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
+        _ = fsync(directoryFD)
+    }
+
+    /// Removes `directory/name`, the directory opened as `write` opens it; a missing file is fine.
+    public static func remove(_ name: String, in directory: String) throws(SystemError) {
+        let directoryFD = try SafeDirectory.open(directory)
+        defer { close(directoryFD) }
+        guard unlinkat(directoryFD, name, 0) == 0 || errno == ENOENT else {
+            throw SystemError("remove \(directory)/\(name)", errno: errno)
         }
     }
 
     /// Creates a new temporary file for `name`, never opening one that exists. A name that is taken (a planted
     /// link, a file left by an earlier process with the same id, a concurrent write of the same file) is skipped
     /// for the next: `.NAME.tmp.PID`, then `.NAME.1.tmp.PID`, `.NAME.2.tmp.PID`, and so on.
-    private static func createTemporary(for name: String, in directory: String) throws(SystemError) -> (Int32, String) {
+    private static func createTemporary(
+        for name: String, in directory: String, at directoryFD: Int32
+    ) throws(SystemError) -> (Int32, String) {
         let pid = getpid()
         for attempt in 0..<temporaryAttempts {
-            let temporary =
-                directory + "/" + (attempt == 0 ? ".\(name).tmp.\(pid)" : ".\(name).\(attempt).tmp.\(pid)")
+            let temporary = attempt == 0 ? ".\(name).tmp.\(pid)" : ".\(name).\(attempt).tmp.\(pid)"
             do {
-                let fd = try syscall("open \(temporary)") {
-                    open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                let fd = try syscall("open \(directory)/\(temporary)") {
+                    openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
                 }
                 return (fd, temporary)
             } catch  where error.errno == EEXIST {

@@ -31,6 +31,26 @@ public enum FileReading {
         return bytes
     }
 
+    /// Reads the regular file at `path`, at most `limit` bytes: anything else (a FIFO, a device such as
+    /// `/dev/zero`, a directory) throws `EINVAL` (call `read(PATH): not a regular file`) without a byte read; a file
+    /// larger than `limit` throws `EFBIG` before it is read.
+    public static func regularFile(ofPath path: String, limit: Int) throws(SystemError) -> [UInt8] {
+        let fd = try syscall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        defer { close(fd) }
+        var info = stat()
+        try syscall("fstat(\(path))") { fstat(fd, &info) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw SystemError("read(\(path)): not a regular file", errno: EINVAL)
+        }
+        guard Int(info.st_size) <= limit else { throw SystemError("read(\(path))", errno: EFBIG) }
+        var bytes: [UInt8] = []
+        while let chunk = try readChunk(fd, path: path) {
+            if chunk.isEmpty { return bytes }
+            try append(chunk, to: &bytes, path: path, limit: limit)
+        }
+        return bytes
+    }
+
     /// A FIFO opened non-blocking reads as ended (0) before any writer came, so it is waited on first: what the
     /// writer writes, until it closes (the end), or until `deadline`.
     private static func readFIFO(_ fd: Int32, path: String, limit: Int, deadline: ContinuousClock.Instant)

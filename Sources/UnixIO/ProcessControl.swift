@@ -7,4 +7,10 @@ public enum ProcessControl {
     public static func setDumpable(_ dumpable: Bool) throws(SystemError) {
         try syscall("prctl(PR_SET_DUMPABLE)") { pwflagsd_prctl_set_dumpable(dumpable ? 1 : 0) }
     }
+
+    /// Hands memory that malloc holds free back to the system (`malloc_trim`), after a large structure is freed,
+    /// so that the process's size follows what it holds rather than its peak.
+    public static func returnFreedMemory() {
+        _ = malloc_trim(0)
+    }
 }

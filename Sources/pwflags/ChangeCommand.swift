@@ -95,8 +95,8 @@ struct ChangeCommand {
         var environment = ProcessInfo.processInfo.environment
         environment["PWFLAGS_EPOCH"] = position.epoch
         environment["PWFLAGS_REVISION"] = String(position.revision)
-        environment["PWFLAGS_CHANGED"] = changed.joined(separator: " ")
-        environment["PWFLAGS_REMOVED"] = removed.joined(separator: " ")
+        environment["PWFLAGS_CHANGED"] = Self.keyList(changed)
+        environment["PWFLAGS_REMOVED"] = Self.keyList(removed)
         environment["PWFLAGS_SOCKET"] = socketPath
         do {
             let ended = try ChildProcess.run(
@@ -108,4 +108,23 @@ struct ChangeCommand {
             Output.error("cannot run the command: \(error); listening on")
         }
     }
+
+    /// Keys separated by spaces, each with `%`, space and every control character (NUL, tab, newline, DEL…)
+    /// written as `%XX`: no key can cut the list short or read as two keys in `for k in $PWFLAGS_CHANGED`.
+    static func keyList(_ keys: [String]) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for (position, key) in keys.enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: " ")) }
+            for byte in key.utf8 {
+                if byte == UInt8(ascii: "%") || byte == UInt8(ascii: " ") || byte < 0x20 || byte == 0x7F {
+                    bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                } else {
+                    bytes.append(byte)
+                }
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
 }

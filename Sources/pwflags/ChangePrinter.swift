@@ -108,7 +108,8 @@ struct ChangePrinter {
         guard !changed.isEmpty || !removed.isEmpty else { return }
         if json {
             let whole = changed.count == change.changed.count && removed.count == change.removed.count
-            Output.line((whole ? params : nil)?.serialized() ?? Self.params(of: change, changed, removed).serialized())
+            let text = (whole ? params : nil)?.serialized() ?? Self.params(of: change, changed, removed).serialized()
+            Output.line(text, exact: true)
             return
         }
         for flag in changed {

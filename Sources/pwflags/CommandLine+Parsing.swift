@@ -36,6 +36,10 @@ struct Invocation {
             case "--version":
                 version = true
             case "--":
+                // Everything after `--` is an argument, never an option: `pwflags get -- --odd-key`. The marker
+                // stays, so that the command's own parsing stops taking options there too.
+                if command == nil { command = remaining.popFirst() }
+                self.arguments.append("--")
                 self.arguments.append(contentsOf: remaining)
                 remaining = []
             default:
@@ -74,6 +78,10 @@ struct CommandArguments {
     init(_ arguments: [String], allowedOptions: Set<String>, command: String) throws(Invocation.UsageError) {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
+            if argument == "--" {
+                positionals.append(contentsOf: remaining)
+                break
+            }
             guard argument.hasPrefix("--") else {
                 positionals.append(argument)
                 continue

@@ -8,7 +8,7 @@ extension Commands {
         _ = try arguments([], [])
         let result = try request(.status, as: StatusResult.self).jsonValue
         if invocation.json {
-            Output.line(result.serialized())
+            Output.line(result.serialized(), exact: true)
         } else if let members = result.objectValue {
             let order = [
                 "version", "source", "applicationCode", "hwid", "userId", "flags", "revision", "epoch", "fetchedAt",
@@ -26,7 +26,7 @@ extension Commands {
         _ = try arguments([], [])
         let listing = try request(.refresh, as: FlagListing.self)
         if invocation.json {
-            Output.line(listing.jsonValue.serialized())
+            Output.line(listing.jsonValue.serialized(), exact: true)
         } else {
             let origin = listing.fromNetwork == true ? "fetched from Pushwoosh" : "stored flags (no request sent)"
             Output.line("\(listing.flags.count) flags, revision \(listing.revision): \(origin)")
@@ -38,7 +38,7 @@ extension Commands {
         let key = try arguments([], ["key"])[0]
         let result = try request(.logImpression(key: key), as: LogImpressionResult.self)
         if invocation.json {
-            Output.line(result.jsonValue.serialized())
+            Output.line(result.jsonValue.serialized(), exact: true)
         } else if case .failed(let status) = result {
             Output.line("failed (status \(status))")
         } else {
@@ -53,7 +53,7 @@ extension Commands {
     func setUserId() throws(CommandError) -> ExitCode {
         let userId = try arguments([], ["user-id"])[0]
         let result = try request(.setUserId(userId), as: SetUserIdResult.self)
-        Output.line(invocation.json ? result.jsonValue.serialized() : result.userId)
+        Output.line(invocation.json ? result.jsonValue.serialized() : result.userId, exact: invocation.json)
         return .success
     }
 
@@ -65,7 +65,8 @@ extension Commands {
         let result = try request(.setAppState(state), as: SetAppStateResult.self)
         let started = result.sessionStarted
         Output.line(
-            invocation.json ? result.jsonValue.serialized() : (started ? "a session started" : "no new session"))
+            invocation.json ? result.jsonValue.serialized() : (started ? "a session started" : "no new session"),
+            exact: invocation.json)
         return .success
     }
 
@@ -73,14 +74,16 @@ extension Commands {
         _ = try arguments([], [])
         let result = try request(.pushRegistered, as: PushRegisteredResult.self)
         let started = result.refreshStarted
-        Output.line(invocation.json ? result.jsonValue.serialized() : (started ? "refresh started" : "no refresh"))
+        Output.line(
+            invocation.json ? result.jsonValue.serialized() : (started ? "refresh started" : "no refresh"),
+            exact: invocation.json)
         return .success
     }
 
     func reload() throws(CommandError) -> ExitCode {
         _ = try arguments([], [])
         let result = try request(.reload, as: EmptyResult.self)
-        Output.line(invocation.json ? result.jsonValue.serialized() : "reloaded")
+        Output.line(invocation.json ? result.jsonValue.serialized() : "reloaded", exact: invocation.json)
         return .success
     }
 }

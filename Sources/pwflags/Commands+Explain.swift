@@ -7,7 +7,7 @@ extension Commands {
         let key = try arguments([], ["key"])[0]
         let result = try request(.explain(key: key), as: ExplainResult.self)
         if invocation.json {
-            Output.line(result.jsonValue.serialized())
+            Output.line(result.jsonValue.serialized(), exact: true)
         } else {
             for line in Self.explanation(result) { Output.line(line) }
         }

@@ -15,16 +15,22 @@ extension Commands {
         }
     }
 
+    /// The flag on one line: key, state, origin and its properties as JSON.
     static func describe(_ flag: Flag, compact: Bool = false) -> String {
-        let state = flag.isEnabled ? "enabled" : "disabled"
-        var text = "\(flag.key): \(state) (\(Self.origin(flag)))"
-        let names = flag.properties.keys.sorted()
-        if compact {
-            if !flag.properties.isEmpty { text += " " + JSONValue.object(flag.properties).serialized() }
-            return text
-        }
-        for name in names { text += "\n  \(name) = \(flag.properties[name, default: .null].serialized())" }
+        guard compact else { return describeLines(flag).joined(separator: "\n") }
+        var text = "\(flag.key): \(flag.isEnabled ? "enabled" : "disabled") (\(Self.origin(flag)))"
+        if !flag.properties.isEmpty { text += " " + JSONValue.object(flag.properties).serialized() }
         return text
+    }
+
+    /// The flag as lines a person reads, each printed on its own, so that a newline in a key or a property name
+    /// is shown escaped on a terminal and cannot make a line of its own.
+    static func describeLines(_ flag: Flag) -> [String] {
+        var lines = ["\(flag.key): \(flag.isEnabled ? "enabled" : "disabled") (\(Self.origin(flag)))"]
+        for name in flag.properties.keys.sorted() {
+            lines.append("  \(name) = \(flag.properties[name, default: .null].serialized())")
+        }
+        return lines
     }
 
     /// The rule that decided the flag, or for an overridden flag what the source itself holds.

@@ -16,10 +16,10 @@ extension Commands {
         }
         let result = try request(.metrics(format: format), as: MetricsResult.self)
         if invocation.json {
-            Output.line(result.jsonValue.serialized())
+            Output.line(result.jsonValue.serialized(), exact: true)
         } else {
             // The text ends with its own newline.
-            Output.line(String(result.text.dropLast(result.text.hasSuffix("\n") ? 1 : 0)))
+            Output.line(String(result.text.dropLast(result.text.hasSuffix("\n") ? 1 : 0)), exact: true)
         }
         return .success
     }

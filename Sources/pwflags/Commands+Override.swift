@@ -34,7 +34,11 @@ extension Commands {
         let override = FlagOverride(key: parsed.positionals[0], isEnabled: enabled, properties: properties)
         let result = try request(.setOverride(override), as: GetResult.self)
         guard let flag = result.flag else { throw .client(.protocolViolation("setOverride without a flag")) }
-        Output.line(invocation.json ? (result.jsonValue["flag"] ?? .null).serialized() : Self.describe(flag))
+        if invocation.json {
+            Output.line((result.jsonValue["flag"] ?? .null).serialized(), exact: true)
+        } else {
+            for line in Self.describeLines(flag) { Output.line(line) }
+        }
         return .success
     }
 
@@ -49,7 +53,7 @@ extension Commands {
         }
         let result = try request(.clearOverride(key: key), as: ClearOverrideResult.self)
         if invocation.json {
-            Output.line(result.jsonValue.serialized())
+            Output.line(result.jsonValue.serialized(), exact: true)
         } else if result.cleared.isEmpty {
             Output.line(key.map { "no override of '\($0)'" } ?? "no overrides")
         } else {
@@ -63,7 +67,7 @@ extension Commands {
         guard parsed.positionals.isEmpty else { throw .usage("usage: pwflags override list") }
         let result = try request(.listOverrides, as: OverrideList.self)
         if invocation.json {
-            Output.line(result.jsonValue.serialized())
+            Output.line(result.jsonValue.serialized(), exact: true)
         } else if result.overrides.isEmpty {
             Output.line("(no overrides)")
         } else {

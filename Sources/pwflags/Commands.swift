@@ -41,9 +41,9 @@ struct Commands {
         let result = try request(.get(key: key), as: GetResult.self)
         let flag = result.flag
         if invocation.json {
-            Output.line((result.jsonValue["flag"] ?? .null).serialized())
+            Output.line((result.jsonValue["flag"] ?? .null).serialized(), exact: true)
         } else if let flag {
-            Output.line(Self.describe(flag))
+            for line in Self.describeLines(flag) { Output.line(line) }
         } else {
             Output.error("no flag '\(key)'")
         }
@@ -61,7 +61,7 @@ struct Commands {
                 return value
             } ?? false
         let result = try request(.isEnabled(key: key, default: fallback), as: IsEnabledResult.self)
-        Output.line(invocation.json ? result.jsonValue.serialized() : String(result.enabled))
+        Output.line(invocation.json ? result.jsonValue.serialized() : String(result.enabled), exact: invocation.json)
         return result.enabled ? .success : .failure
     }
 
@@ -96,7 +96,7 @@ struct Commands {
         let flag = try request(.get(key: key), as: GetResult.self).flag
         let value = flag.flatMap { Self.read(name, as: type, from: $0) } ?? defaultValue
         if let value {
-            Output.line(invocation.json ? value.serialized() : Self.plain(value))
+            Output.line(invocation.json ? value.serialized() : Self.plain(value), exact: invocation.json)
         } else if invocation.json {
             Output.line("null")
         }
@@ -111,11 +111,13 @@ struct Commands {
         _ = try arguments([], [])
         let listing = try request(.getAll, as: FlagListing.self)
         if invocation.json {
-            Output.line(listing.jsonValue.serialized())
+            Output.line(listing.jsonValue.serialized(), exact: true)
         } else if listing.flags.isEmpty {
             Output.line("(no flags)")
         } else {
-            for flag in listing.flags { Output.line(Self.describe(flag)) }
+            for flag in listing.flags {
+                for line in Self.describeLines(flag) { Output.line(line) }
+            }
         }
         return .success
     }

@@ -29,6 +29,7 @@ enum Help {
           --wait SECONDS   keep trying to connect for up to SECONDS (for scripts that start with the daemon)
           --help           this text, or a command's own with `pwflags COMMAND --help`
           --version        the version
+          --               what follows is arguments, never options (keys that start with -)
 
         Exit status: 0 success, 1 flag absent or disabled or call refused, 2 usage, 69 daemon unreachable.
         """
@@ -73,7 +74,8 @@ enum Help {
 
             With --exec, runs CMD with /bin/sh -c after each change of the given flags instead, one run at a
             time: changes that come during a run make one more run after it. CMD finds the change in its
-            environment: PWFLAGS_CHANGED and PWFLAGS_REMOVED (keys separated by spaces), PWFLAGS_REVISION,
+            environment: PWFLAGS_CHANGED and PWFLAGS_REMOVED (keys separated by spaces; in a key, %, space
+            and control characters are written %XX), PWFLAGS_REVISION,
             PWFLAGS_EPOCH and PWFLAGS_SOCKET. A failing CMD is reported on stderr and listening goes on. When
             the daemon goes away pwflags waits for it and resumes: CMD runs only if the flags changed meanwhile.
             A unit that reads a flag at start can follow it with

@@ -5,14 +5,53 @@ import UnixIO
 #endif
 
 /// Writes to stdout and stderr unbuffered, so that `pwflags listen` lines reach a pipe as they happen.
+///
+/// Keys, rule ids and property names come from a flag source that anyone with the socket, the local file or the
+/// Pushwoosh project can write: on a terminal, every control character in a line is shown escaped (`\x1B`,
+/// `\n`, `\u009B`), so no flag can retitle the window, clear the screen or forge a line. A pipe gets the exact
+/// text, and so does `--json` (`exact`), which JSON already escapes.
 enum Output {
-    static func line(_ text: String) {
-        write(text + "\n", to: STDOUT_FILENO)
+    /// Whether stdout is a terminal, asked once.
+    static let isTerminal = isatty(STDOUT_FILENO) == 1
+
+    static func line(_ text: String, exact: Bool = false) {
+        write((exact || !isTerminal ? text : escaped(text)) + "\n", to: STDOUT_FILENO)
+    }
+
+    /// The text with every C0 control character, DEL and C1 control character written as an escape.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default:
+                let digits = String(scalar.value, radix: 16, uppercase: true)
+                result +=
+                    scalar.value < 0x80
+                    ? "\\x" + String(repeating: "0", count: 2 - digits.count) + digits
+                    : "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+            }
+        }
+        return result
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     static func error(_ text: String) {
-        write("pwflags: " + text + "\n", to: STDERR_FILENO)
+        write("pwflags: " + (isErrorTerminal ? escaped(text) : text) + "\n", to: STDERR_FILENO)
     }
+
+    /// Whether stderr is a terminal: error lines name keys too.
+    static let isErrorTerminal = isatty(STDERR_FILENO) == 1
 
     private static func write(_ text: String, to fd: Int32) {
         // A closed stdout (`pwflags listen | head`) ends the output, not the program: nothing to report to.

@@ -18,7 +18,7 @@ do {
         // `pwflags help COMMAND` names the command after "help", as `--help COMMAND` does before it.
         let topic = invocation.command == "help" ? invocation.arguments.first : invocation.command
         let text = topic.flatMap(Help.text(for:)) ?? Help.general
-        Output.line(text)
+        Output.line(text, exact: true)
         status = invocation.help || invocation.command == "help" ? .success : .usage
     } else {
         let socketPath = SocketLocation.resolve(

@@ -183,10 +183,10 @@ import Testing
                 "bad.conf:19: invalid section header '[Daemon'",
                 "bad.conf:22: invalid socket path 'run/pwflagsd.sock' for SocketPath (must be absolute)",
                 "bad.conf:23: invalid mode '0999' for SocketMode (expected an octal mode from 0 to 0777, such as 0660)",
-                "bad.conf:24: invalid number '0' for MaxConnections (expected a positive integer)",
-                "bad.conf:25: invalid number '512' for MaxLineBytes (expected an integer of at least 1024)",
-                "bad.conf:26: invalid number 'lots' for MaxPendingBytes (expected a positive integer)",
-                "bad.conf:27: invalid number '-3' for MaxSubscriptions (expected a positive integer)",
+                "bad.conf:24: invalid number '0' for MaxConnections (expected a positive integer of at most 2147483647)",
+                "bad.conf:25: invalid number '512' for MaxLineBytes (expected an integer from 1024 to 2147483647)",
+                "bad.conf:26: invalid number 'lots' for MaxPendingBytes (expected a positive integer of at most 2147483647)",
+                "bad.conf:27: invalid number '-3' for MaxSubscriptions (expected a positive integer of at most 2147483647)",
                 "bad.conf:28: invalid log level 'error' for LogLevel (expected debug, info, notice, warning or err)",
                 "bad.conf:29: invalid group names 'a:b', 'c/d' for ControlGroups",
             ])
@@ -292,9 +292,24 @@ import Testing
         #expect(configuration.logLevel == .debug)
     }
 
+    @Test(arguments: ["IdleTimeout=1000y", "IdleTimeout=10y 1s", "ConnectionLimit=2147483648", "RequestRate=-1"])
+    func valuesPastTheirRangeAreRefused(line: String) {
+        let (_, problems) = parse("[OFREP]\n\(line)\n", file: "r.conf")
+        #expect(problems.count == 1, "\(problems)")
+    }
+
+    @Test func theLongestDurationIsTenYears() {
+        let (configuration, problems) = parse("[OFREP]\nIdleTimeout=10y\n", file: "r.conf")
+        #expect(problems.isEmpty)
+        #expect(configuration.ofrepIdleTimeout == .seconds(315_576_000))
+    }
+
     @Test func problemsInAContinuedLineNameItsFirstLine() {
         let (_, problems) = parse("[Daemon]\nMaxConnections=\\\nmany\n", file: "c.conf")
-        #expect(problems == ["c.conf:2: invalid number 'many' for MaxConnections (expected a positive integer)"])
+        #expect(
+            problems == [
+                "c.conf:2: invalid number 'many' for MaxConnections (expected a positive integer of at most 2147483647)"
+            ])
     }
 
     @Test func escapedBackslashDoesNotContinue() {

@@ -62,6 +62,24 @@ import Testing
         #expect(Self.lines(out) == ["\(epoch) 3 [dark_mode] [holiday_banner]"])
     }
 
+    @Test("Keys with a space, a NUL, a newline or a percent sign reach the command whole, one word each")
+    func keysCannotForgeTheList() throws {
+        let daemon = try DaemonProcess.serving(Fixtures.all)
+        defer { daemon.cleanUp() }
+        let out = daemon.directory.file("keys.txt")
+        let command = #"for k in $PWFLAGS_CHANGED; do echo "<$k>" >> "\#(out)"; done"#
+        let listener = try CLI.start(["--socket", daemon.socketPath, "listen", "--exec", command])
+        defer { listener.stop() }
+        try Self.waitForSubscription(daemon)
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        // Overrides one after another: the runs may take several changes together, every key is heard once.
+        for key in ["two words", "nul\u{0}cut", "new\nline", "100%", "z_last"] {
+            _ = try session.result("setOverride", ["key": .string(key), "enabled": true])
+        }
+        let expected = ["<100%25>", "<new%0Aline>", "<nul%00cut>", "<two%20words>", "<z_last>"]
+        #expect(Eventually.wait(timeout: .seconds(10)) { Self.lines(out).sorted() == expected }, "\(Self.lines(out))")
+    }
+
     @Test("Runs never overlap, a failing command is reported and the next change runs it again")
     func runsOneAtATimeThroughFailures() throws {
         let daemon = try DaemonProcess.serving(Self.flags(darkMode: false))

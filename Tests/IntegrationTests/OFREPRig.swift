@@ -21,13 +21,14 @@ struct OFREPRig {
 
     /// Starts a daemon serving `flags` from a local file, OFREP on a Unix socket (`tcp`: on 127.0.0.1, a port the
     /// kernel picks, with `token` required), and `extra` lines in `[OFREP]`.
-    init(_ flags: [Flag] = Self.flags, tcp: Bool = false, extra: String = "") throws {
+    init(_ flags: [Flag] = Self.flags, tcp: Bool = false, extra: String = "", tokenFile: [UInt8]? = nil) throws {
         let directory = try TemporaryDirectory()
         try directory.write(LocalFlags.fileName, LocalFlags.text(flags))
         let path = directory.file("ofrep.sock")
         var section = "[OFREP]\n"
         if tcp {
-            try directory.write("ofrep-token", Self.token + "\n")
+            try Data(tokenFile ?? Array((Self.token + "\n").utf8)).write(
+                to: URL(fileURLWithPath: directory.file("ofrep-token")))
             section += "ListenAddress=127.0.0.1:0\nTokenFile=\(directory.file("ofrep-token"))\n"
         } else {
             section += "ListenAddress=\(path)\n"

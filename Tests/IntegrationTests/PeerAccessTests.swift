@@ -53,6 +53,10 @@ struct PeerAccessTests {
         #expect(allowed[2]["result"]?["refreshStarted"] != nil, "\(allowed[2])")
         // reload stays with root and the daemon's own user, group or not.
         #expect(allowed[3]["error"]?["code"] == -32001, "\(allowed[3])")
+        #expect(
+            allowed[3]["error"]?["message"] == "not permitted: reload is limited to root and the daemon's user",
+            "\(allowed[3])")
+        #expect(refused[0]["error"]?["message"] == "not permitted: setUserId is limited to ControlGroups")
         #expect(allowed[4]["result"]?["flag"]?["key"] == "dark_mode")
         let status = try #require(try daemon.connect().call("status")?["result"])
         #expect(status["userId"] == "from-peer")

@@ -8,7 +8,9 @@ import Testing
         key: "new_checkout", isEnabled: true, ruleId: "r_1",
         properties: ["color": "green", "max": 3, "ratio": 0.5, "layout": ["columns": 2], "gone": nil])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
-    static let killed = Flag(key: "killed", isEnabled: false, ruleId: "", properties: ["color": "grey"])
+    static let killed = Flag(
+        key: "killed", isEnabled: false, ruleId: "", properties: ["color": "grey", "quote\"d\n": "x"],
+        source: .pushwoosh)
 
     let flags = OFREPFlags(FlagSet([checkout, banner, killed]))
 
@@ -59,8 +61,9 @@ import Testing
         #expect(set.evaluation(of: "new_checkout")?["metadata"]?["source"] == "pushwoosh")
     }
 
-    @Test func metadataHoldsScalarsOnly() {
-        for evaluation in flags.evaluations.values {
+    @Test func metadataHoldsScalarsOnly() throws {
+        let body = try JSONValue(parsing: try #require(flags.bulkBody))
+        for evaluation in try #require(body["flags"]?.arrayValue) {
             for value in evaluation["metadata"]?.objectValue?.values ?? [:].values {
                 #expect(value.arrayValue == nil && value.objectValue == nil && !value.isNull)
             }
@@ -85,18 +88,62 @@ import Testing
     }
 
     @Test func theBulkBodyListsEveryEvaluationSortedByKey() throws {
-        let body = try JSONValue(parsing: flags.bulkBody)
+        let body = try JSONValue(parsing: try #require(flags.bulkBody))
         let keys = try #require(body["flags"]?.arrayValue).compactMap { $0["key"]?.stringValue }
         #expect(keys == keys.sorted())
-        #expect(keys.count == 3 + 5 + 1)
+        #expect(keys.count == 3 + 5 + 2)
     }
 
     @Test func ifNoneMatchMatchesListsWeakTagsAndTheStar() {
-        let tag = flags.bulkETag
+        guard let tag = flags.bulkETag else {
+            Issue.record("no bulk answer")
+            return
+        }
         #expect(tag.isMatched(byIfNoneMatch: [tag.quoted]))
         #expect(tag.isMatched(byIfNoneMatch: ["\"other\", W/\(tag.quoted)"]))
         #expect(tag.isMatched(byIfNoneMatch: ["*"]))
         #expect(!tag.isMatched(byIfNoneMatch: ["\"other\""]))
         #expect(!tag.isMatched(byIfNoneMatch: []))
+    }
+
+    @Test func aSingleEvaluationMatchesItsBulkEntry() throws {
+        let body = try JSONValue(parsing: try #require(flags.bulkBody))
+        for entry in try #require(body["flags"]?.arrayValue) {
+            let key = try #require(entry["key"]?.stringValue)
+            #expect(flags.evaluation(of: key) == entry)
+            var written: [UInt8] = []
+            flags.evaluation(of: key)?.write(to: &written)
+            let bulk = try #require(flags.bulkBody)
+            #expect(bulk.firstRange(of: written) != nil, "\(key) is not written byte for byte as in the bulk answer")
+        }
+        #expect(flags.evaluation(of: "new_checkout.") == nil)
+        #expect(flags.evaluation(of: "nothing.color") == nil)
+    }
+
+    @Test func betweenTwoPropertyPathsTheFlagThatSortsFirstWins() {
+        let short = Flag(key: "a", isEnabled: true, ruleId: "r", properties: ["b.c": "from a"])
+        let long = Flag(key: "a.b", isEnabled: true, ruleId: "r", properties: ["c": "from a.b"])
+        let set = OFREPFlags(FlagSet([long, short]))
+        #expect(set.evaluation(of: "a.b.c")?["value"] == "from a")
+        #expect(set.bulkBody.map { String(decoding: $0, as: UTF8.self).contains("from a.b") } == false)
+    }
+
+    /// One flag with a long key and many small properties reads as key length x properties bytes: the bulk
+    /// answer is built only up to its bound and refused past it, while single evaluations stay cheap.
+    @Test func aBulkAnswerPastItsBoundIsRefusedAndSinglesStillAnswer() throws {
+        let key = String(repeating: "k", count: 30_000)
+        var properties: [String: JSONValue] = [:]
+        for index in 0..<3000 { properties["p\(index)"] = .number(1) }
+        let amplified = Flag(key: key, isEnabled: true, ruleId: "r", properties: properties)
+        let set = OFREPFlags(FlagSet([amplified, Self.banner]), maximumBulkBytes: 1 << 20)
+        guard case .tooLarge(let built) = set.bulk else {
+            Issue.record("the bulk answer was built whole")
+            return
+        }
+        #expect(built <= (1 << 20) + 4 * 30_100)
+        #expect(set.evaluation(of: key + ".p7")?["value"] == 1)
+        #expect(set.evaluation(of: "banner")?["value"] == false)
+        let small = OFREPFlags(FlagSet([Self.banner]), maximumBulkBytes: 1 << 20)
+        #expect(small.bulkBody != nil)
     }
 }

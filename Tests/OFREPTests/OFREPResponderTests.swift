@@ -24,12 +24,26 @@ import Testing
     @Test func bulkAnswersEveryFlagWithAnETag() throws {
         let response = answer(post("/ofrep/v1/evaluate/flags", #"{"context":{"targetingKey":"u"}}"#))
         #expect(response.status == 200)
-        #expect(response.header("ETag") == flags.bulkETag.quoted)
+        #expect(response.header("ETag") == flags.bulkETag?.quoted)
         #expect(response.body == flags.bulkBody)
     }
 
+    @Test func aBulkAnswerPastItsBoundIs500AndNamesTheSingleRoute() throws {
+        let properties = Dictionary(uniqueKeysWithValues: (0..<100).map { ("p\($0)", JSONValue.number(1)) })
+        let large = OFREPFlags(
+            FlagSet([
+                Flag(key: String(repeating: "k", count: 1000), isEnabled: true, ruleId: "r", properties: properties)
+            ]),
+            maximumBulkBytes: 4096)
+        let response = OFREPResponder().respond(
+            to: post("/ofrep/v1/evaluate/flags"), flags: { large }, admit: { nil })
+        #expect(response.status == 500)
+        #expect(try json(response)["errorDetails"]?.stringValue?.contains("/ofrep/v1/evaluate/flags/{key}") == true)
+    }
+
     @Test func bulkAnswers304ToAMatchingIfNoneMatch() {
-        let response = answer(post("/ofrep/v1/evaluate/flags", headers: [("if-none-match", flags.bulkETag.quoted)]))
+        let response = answer(
+            post("/ofrep/v1/evaluate/flags", headers: [("if-none-match", flags.bulkETag?.quoted ?? "")]))
         #expect(response.status == 304)
         #expect(response.body.isEmpty)
         #expect(!response.serialized(closing: false).isEmpty)

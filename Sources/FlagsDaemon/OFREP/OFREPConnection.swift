@@ -20,12 +20,20 @@ final class OFREPConnection {
     var closesAfterFlush = false
     /// The events epoll watches for now.
     var watching: Epoll.Events = .input
+    /// True once the client presented the token (or none is asked for): only such a connection keeps its slot
+    /// when the listener is full and a new client arrives.
+    var isAuthenticated: Bool
+    /// The order connections were accepted in: the oldest connection without the token is the first to go.
+    let sequence: UInt64
 
-    init(fd: Int32, peer: String, parser: HTTPRequestParser, deadline: UInt64) {
+    init(fd: Int32, peer: String, parser: HTTPRequestParser, deadline: UInt64, isAuthenticated: Bool, sequence: UInt64)
+    {
         self.fd = fd
         self.peer = peer
         self.parser = parser
         self.deadline = deadline
+        self.isAuthenticated = isAuthenticated
+        self.sequence = sequence
     }
 
     /// Queues bytes to send.

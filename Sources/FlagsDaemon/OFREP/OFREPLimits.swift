@@ -13,18 +13,25 @@ public struct OFREPLimits: Sendable, Equatable {
     public var maxBodyBytes: Int
     /// Answers queued for one connection before the listener stops reading its next requests.
     public var maxPendingBytes: Int
+    /// The largest bulk answer; past it a bulk request gets 500 and clients evaluate flags one at a time.
+    public var maxBulkBytes: Int
 
     public init(
         maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 500,
-        maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144
+        maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144,
+        maxBulkBytes: Int = 16 << 20
     ) {
         self.maxConnections = maxConnections
+        // Saturating: no duration, however long, traps here (the parser already refuses more than 10 years).
         let (seconds, attoseconds) = idleTimeout.components
-        self.idleTimeout = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        let (whole, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1_000_000_000)
+        self.idleTimeout =
+            overflow ? UInt64.max / 2 : min(UInt64.max / 2, whole + UInt64(max(0, attoseconds) / 1_000_000_000))
         self.requestRate = requestRate
         self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes
         self.maxPendingBytes = maxPendingBytes
+        self.maxBulkBytes = maxBulkBytes
     }
 
     public init(_ configuration: Configuration) {

@@ -28,10 +28,11 @@ final class OFREPLoop: @unchecked Sendable {
     // Loop thread only.
     private var limiter: OFREPRateLimiter
     private var connections: [Int32: OFREPConnection] = [:]
-    private var cached: (snapshot: FlagSnapshot, flags: OFREPFlags)?
+    private var flags: OFREPFlagsCache
     private var readBuffer = [UInt8](repeating: 0, count: 16384)
     private let events = Epoll.Buffer(capacity: 64)
     private var acceptPausedUntil: UInt64?
+    private var acceptedCount: UInt64 = 0
     /// Refusals past `maxConnections` reach the log at most once a second, however many a flood makes.
     private var refusedConnections = LogThrottle()
 
@@ -59,6 +60,7 @@ final class OFREPLoop: @unchecked Sendable {
         self.responder = OFREPResponder(token: isTCP ? token : nil)
         self.limits = limits
         self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
+        self.flags = OFREPFlagsCache(store: store, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
         self.logger = logger
     }
 
@@ -125,6 +127,13 @@ final class OFREPLoop: @unchecked Sendable {
                 acceptPausedUntil = Self.now() + 100_000_000
                 return
             }
+            // A full listener makes room by closing the oldest connection that has not shown the token, so
+            // clients without it can never crowd out those with it.
+            if connections.count >= limits.maxConnections,
+                let unproven = connections.values.filter({ !$0.isAuthenticated }).min(by: { $0.sequence < $1.sequence })
+            {
+                closeConnection(unproven, drainingInput: true)
+            }
             guard connections.count < limits.maxConnections else {
                 if let count = refusedConnections.record(now: Self.now()) {
                     logger.notice(
@@ -145,10 +154,12 @@ final class OFREPLoop: @unchecked Sendable {
             } else {
                 peer = "uid:" + ((try? UnixSocket.peerCredentials(fd)).map { String($0.uid) } ?? "?")
             }
+            acceptedCount += 1
             let connection = OFREPConnection(
                 fd: fd, peer: peer,
                 parser: HTTPRequestParser(maximumHeadBytes: limits.maxHeadBytes, maximumBodyBytes: limits.maxBodyBytes),
-                deadline: Self.now() + limits.idleTimeout)
+                deadline: Self.now() + limits.idleTimeout, isAuthenticated: responder.token == nil,
+                sequence: acceptedCount)
             do {
                 try epoll.add(fd, events: [.input, .readHangup])
             } catch {
@@ -212,9 +223,12 @@ final class OFREPLoop: @unchecked Sendable {
                 return
             case .request(let request):
                 let response = responder.respond(
-                    to: request, flags: { currentFlags() },
+                    to: request, flags: { flags.current() },
                     admit: { limiter.admit(connection.peer, now: Double(Self.now()) / 1e9) })
-                let closing = !request.keepsAlive || endOfInput || stopRequested.withLock { $0 }
+                // A request without the token ends its connection: it holds no slot and earns no more time.
+                let refused = response.status == 401
+                if !refused { connection.isAuthenticated = true }
+                let closing = refused || !request.keepsAlive || endOfInput || stopRequested.withLock { $0 }
                 connection.enqueue(response, closing: closing)
                 connection.deadline = Self.now() + limits.idleTimeout
                 if closing {
@@ -223,15 +237,6 @@ final class OFREPLoop: @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// The OFREP form of the store's current flags, rebuilt only when the snapshot changed.
-    private func currentFlags() -> OFREPFlags {
-        let snapshot = store.current
-        if let cached, cached.snapshot === snapshot { return cached.flags }
-        let flags = OFREPFlags(snapshot.flags)
-        cached = (snapshot, flags)
-        return flags
     }
 
     /// Sends what the socket takes; watches for writability while some remains, and answers the requests

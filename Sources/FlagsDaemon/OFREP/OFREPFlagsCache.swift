@@ -1,0 +1,51 @@
+import FlagsCore
+import OFREP
+import UnixIO
+
+/// The OFREP form of the store's current flags, owned by the listener's loop thread: rebuilt only when the
+/// snapshot changed, so the bulk answer is built once per change and shared by every request.
+///
+/// Building is bounded by `maximumBulkBytes` (`OFREPFlags`). When the answer it replaces was large, the freed memory
+/// goes back to the system rather than staying in malloc's free lists, so the daemon's size falls back once a
+/// large set of overrides is cleared.
+struct OFREPFlagsCache {
+    private let store: FlagStore
+    private let maximumBulkBytes: Int
+    private let logger: Logger
+    private var cached: (snapshot: FlagSnapshot, flags: OFREPFlags)?
+
+    /// Answers this large or larger give their memory back to the system when replaced.
+    static let trimThreshold = 1 << 20
+
+    init(store: FlagStore, maximumBulkBytes: Int, logger: Logger) {
+        self.store = store
+        self.maximumBulkBytes = maximumBulkBytes
+        self.logger = logger
+    }
+
+    /// The flags of the store's current snapshot.
+    mutating func current() -> OFREPFlags {
+        let snapshot = store.current
+        if let cached, cached.snapshot === snapshot { return cached.flags }
+        let previousBytes = cached.map { Self.bulkBytes($0.flags) } ?? 0
+        cached = nil
+        let flags = OFREPFlags(snapshot.flags, maximumBulkBytes: maximumBulkBytes)
+        cached = (snapshot, flags)
+        if case .tooLarge(let built) = flags.bulk {
+            logger.warning(
+                "OFREP: the bulk answer is over its limit; bulk requests get 500 until the flags shrink",
+                ["BYTES_AT_LEAST": String(built), "LIMIT": String(maximumBulkBytes)])
+        }
+        if previousBytes >= Self.trimThreshold || Self.bulkBytes(flags) >= Self.trimThreshold {
+            ProcessControl.returnFreedMemory()
+        }
+        return flags
+    }
+
+    private static func bulkBytes(_ flags: OFREPFlags) -> Int {
+        switch flags.bulk {
+        case .body(let body, _): body.count
+        case .tooLarge(let built): built
+        }
+    }
+}

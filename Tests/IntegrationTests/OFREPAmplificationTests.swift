@@ -1,0 +1,41 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+/// A flag whose key is long and whose properties are many reads as key length x properties bytes of OFREP
+/// evaluations: the listener bounds what one bulk answer may cost and keeps answering everyone else.
+@Suite struct OFREPAmplificationTests {
+    /// A 57 KB `setOverride` line: a 30,000-byte key and 3,000 one-number properties, about 180 MB as evaluations.
+    static func amplifying(_ index: Int) -> JSONValue {
+        var properties: [String: JSONValue] = [:]
+        for number in 0..<3000 { properties["p\(number)"] = .number(1) }
+        return [
+            "key": .string(String(index) + String(repeating: "k", count: 30_000)), "properties": .object(properties),
+        ]
+    }
+
+    @Test func anAmplifiedBulkAnswerIsRefusedWhileSinglesAndMemoryStayBounded() throws {
+        let rig = try OFREPRig()
+        defer { rig.cleanUp() }
+        let session = try SocketSession(socketPath: rig.daemon.socketPath)
+        let before = Measure.memory(of: rig.daemon.process.processIdentifier).anon
+        for index in 0..<3 { _ = try session.result("setOverride", Self.amplifying(index)) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let bulk = try rig.post(OFREPRig.bulk)
+        #expect(bulk?.status == 500)
+        #expect(bulk?.json?["errorDetails"]?.stringValue?.contains("/ofrep/v1/evaluate/flags/{key}") == true)
+        #expect(clock.now - started < .seconds(3))
+        let single = try rig.post(OFREPRig.single("new_checkout.max_items"))
+        #expect(single?.status == 200)
+        #expect(single?.json?["value"] == 3)
+        let grown = Measure.memory(of: rig.daemon.process.processIdentifier).anon - before
+        #expect(grown < 160 * 1024, "the daemon grew by \(grown) KiB")
+        #expect(try session.result("clearOverride", ["all": true])?["cleared"]?.arrayValue?.count == 3)
+        let after = try rig.post(OFREPRig.bulk)
+        #expect(after?.status == 200)
+        #expect(after?.json?["flags"]?.arrayValue?.count == 3 + 4)
+        try rig.expectStillServing()
+    }
+}

@@ -304,13 +304,15 @@ public struct RefreshPolicy: Sendable, Equatable {
     }
 
     /// When the interval refresh after a complete response at `completeAt` is due (R8b, F1): the first slot
-    /// `RefreshInterval` after the request that brought it was sent.
+    /// `RefreshInterval` after the request that brought it was sent. A request sent up to a tenth of the spread
+    /// after a slot (a timer wakes a little late, a reply takes its time) counts as sent on that slot, so that
+    /// the device keeps its slot instead of skipping to the next one.
     public func intervalDue(after completeAt: Double) -> Double {
         var anchor = completeAt
-        if settings.effectiveSpread > 0, let sent = lastCompleteSentAt, sent <= completeAt,
-            completeAt - sent < settings.refreshInterval
-        {
-            anchor = sent
+        let spread = settings.effectiveSpread
+        if spread > 0, let sent = lastCompleteSentAt, sent <= completeAt, completeAt - sent < settings.refreshInterval {
+            let recentSlot = slot(atOrAfter: sent - spread / 10)
+            anchor = recentSlot <= sent ? recentSlot : sent
         }
         return slot(atOrAfter: anchor + settings.refreshInterval)
     }

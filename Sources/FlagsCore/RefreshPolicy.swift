@@ -105,7 +105,7 @@ public struct RefreshPolicy: Sendable, Equatable {
     public private(set) var lastCompleteAt: Double?
     /// When the request that brought `lastCompleteAt`'s response was sent: the interval counts from there, so
     /// that a reply's latency does not push a device past its slot into the next one.
-    private var lastCompleteSentAt: Double?
+    private(set) var lastCompleteSentAt: Double?
     public private(set) var lastRequestSentAt: Double?
     /// The last request sent while valid, complete flags were served: R10 counts requests sent, failed or not.
     private var lastThrottledRequestAt: Double?
@@ -125,21 +125,6 @@ public struct RefreshPolicy: Sendable, Equatable {
         self.settings = settings
         self.phase = phase.isFinite ? min(max(phase, 0), 0.999_999_999) : 0
         self.isForeground = settings.lifecycle == .foreground
-    }
-
-    /// A stable phase in [0, 1) for a device id: FNV-1a over its bytes, so every device of a fleet gets its own
-    /// and keeps it across restarts.
-    public static func phase(forDevice id: String) -> Double {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        // Mix the high bits down: FNV's low bits are weak for short, similar ids.
-        hash ^= hash >> 33
-        hash = hash &* 0xff51_afd7_ed55_8ccd
-        hash ^= hash >> 33
-        return Double(hash >> 11) / Double(UInt64(1) << 53)
     }
 
     // MARK: Events
@@ -285,36 +270,6 @@ public struct RefreshPolicy: Sendable, Equatable {
     public func earliestCallerRequest(now: Double) -> Double {
         guard let lastRequestSentAt else { return now }
         return max(now, lastRequestSentAt + settings.callerSpacing)
-    }
-
-    /// Until when Pushwoosh's `Retry-After` holds every request back (F3); nil when nothing holds them.
-    public func hold(now: Double) -> Double? {
-        guard let heldUntil, now < heldUntil else { return nil }
-        return heldUntil
-    }
-
-    /// The first of the device's slots at or after `time` (F1): `phase × spread` past a multiple of the spread.
-    public func slot(atOrAfter time: Double) -> Double {
-        let spread = settings.effectiveSpread
-        guard spread > 0, time.isFinite else { return time }
-        let offset = phase * spread
-        // The small margin keeps a time that is a slot (up to rounding) on that slot.
-        let count = ((time - offset) / spread - 1e-9).rounded(.up)
-        return max(time, offset + count * spread)
-    }
-
-    /// When the interval refresh after a complete response at `completeAt` is due (R8b, F1): the first slot
-    /// `RefreshInterval` after the request that brought it was sent. A request sent up to a tenth of the spread
-    /// after a slot (a timer wakes a little late, a reply takes its time) counts as sent on that slot, so that
-    /// the device keeps its slot instead of skipping to the next one.
-    public func intervalDue(after completeAt: Double) -> Double {
-        var anchor = completeAt
-        let spread = settings.effectiveSpread
-        if spread > 0, let sent = lastCompleteSentAt, sent <= completeAt, completeAt - sent < settings.refreshInterval {
-            let recentSlot = slot(atOrAfter: sent - spread / 10)
-            anchor = recentSlot <= sent ? recentSlot : sent
-        }
-        return slot(atOrAfter: anchor + settings.refreshInterval)
     }
 
     /// A provisional disk cache's age became known (the wall clock was corrected): its flags count from

@@ -60,6 +60,11 @@ let package = Package(
             dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "PWFlagsTestKit", "UnixIO"],
             swiftSettings: strict
         ),
+        // The fleet simulator: a million devices on FlagsCore's real RefreshPolicy against a simulated Pushwoosh,
+        // the table of targets and the plots of docs/fleet/ (README, Fleet behaviour).
+        .target(name: "FleetSimulation", dependencies: ["FlagsCore"], swiftSettings: strict),
+        .executableTarget(
+            name: "pwflags-fleet", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),
         // The seed's checkout example on Linux, run by an integration test.
         .executableTarget(
             name: "checkout-example",
@@ -98,6 +103,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

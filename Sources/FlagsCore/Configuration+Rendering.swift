@@ -57,6 +57,8 @@ extension Configuration {
         case .lifecycle: lifecycle.rawValue
         case .localFlagsFile: localFlagsFile
         case .retryBackoff: retryBackoff.systemdTimeSpan
+        case .refreshSpread: refreshSpread.systemdTimeSpan
+        case .sessionStartDelay: sessionStartDelay.systemdTimeSpan
         case .socketPath: socketPath
         case .socketMode: Self.octal(socketMode)
         case .stateDirectory: stateDirectory

@@ -33,6 +33,11 @@ public struct Configuration: Sendable, Equatable {
     /// The local flags file, served when `applicationCode` is empty.
     public var localFlagsFile: String?
     public var retryBackoff: Duration = .seconds(30)
+    /// F1: interval refreshes land at the device's own phase within this much (at most `refreshInterval`), so
+    /// a fleet powered on together is spread over it; zero: exactly `refreshInterval` after the last fetch.
+    public var refreshSpread: Duration = .seconds(3600)
+    /// F2: the longest a session start with usable stored flags waits for its request; zero: at once.
+    public var sessionStartDelay: Duration = .seconds(3600)
 
     // MARK: [Daemon]
 

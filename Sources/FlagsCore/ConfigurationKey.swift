@@ -22,6 +22,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case lifecycle = "Lifecycle"
     case localFlagsFile = "LocalFlagsFile"
     case retryBackoff = "RetryBackoff"
+    case refreshSpread = "RefreshSpread"
+    case sessionStartDelay = "SessionStartDelay"
 
     // [Daemon]
     case socketPath = "SocketPath"
@@ -50,7 +52,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
         case .applicationCode, .serverURL, .apiTokenFile, .hwid, .userID, .deviceType, .requestTimeout:
             .pushwoosh
         case .cacheMaxAge, .refreshInterval, .sessionTimeout, .sessionMaxAge, .refreshThrottle, .disableThrottle,
-            .lifecycle, .localFlagsFile, .retryBackoff:
+            .lifecycle, .localFlagsFile, .retryBackoff, .refreshSpread, .sessionStartDelay:
             .featureFlags
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
             .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel, .metricsFile, .metricsInterval:

@@ -49,6 +49,12 @@ extension ConfigurationParser {
             return setDuration(value, name: name, allowingZero: true, at: \.refreshThrottle, in: &configuration)
         case .retryBackoff:
             return setDuration(value, name: name, allowingZero: false, at: \.retryBackoff, in: &configuration)
+        case .refreshSpread:
+            // F1: zero gives the SDK's timing back, every refresh exactly RefreshInterval after the last.
+            return setDuration(value, name: name, allowingZero: true, at: \.refreshSpread, in: &configuration)
+        case .sessionStartDelay:
+            // F2: zero sends a session start's request at once, as the SDK does.
+            return setDuration(value, name: name, allowingZero: true, at: \.sessionStartDelay, in: &configuration)
         case .disableThrottle:
             guard let flag = boolean(value) else {
                 return "invalid boolean '\(shown)' for \(name) (expected yes/no, true/false, on/off, 1/0)"

@@ -242,6 +242,8 @@ public struct ConfigurationParser: Sendable {
         case .lifecycle: configuration.lifecycle = defaults.lifecycle
         case .localFlagsFile: configuration.localFlagsFile = defaults.localFlagsFile
         case .retryBackoff: configuration.retryBackoff = defaults.retryBackoff
+        case .refreshSpread: configuration.refreshSpread = defaults.refreshSpread
+        case .sessionStartDelay: configuration.sessionStartDelay = defaults.sessionStartDelay
         case .socketPath: configuration.socketPath = defaults.socketPath
         case .socketMode: configuration.socketMode = defaults.socketMode
         case .stateDirectory: configuration.stateDirectory = defaults.stateDirectory

@@ -10,6 +10,12 @@
 /// Besides R10's throttle, requests that callers prompt (`refresh`, `pushRegistered`, `setUserId`,
 /// `setAppState`) go at least `callerSpacing` after the previous request, so that no loop of local calls sends
 /// more than about one request a second; such triggers wait and share the one request that then goes.
+///
+/// A fleet is not a herd (F1-F3): each device has a stable `phase` in [0, 1) (from its HWID). Interval refreshes
+/// land on the device's slots, `phase × RefreshSpread` past every multiple of `RefreshSpread` on the boot clock,
+/// so devices powered on together spread over the spread; a session start with usable flags waits for the next
+/// slot (at most `SessionStartDelay`); Pushwoosh's `Retry-After` holds every request back; retries use full
+/// jitter. Randomness comes in as parameters, so the fleet simulator and the tests drive this very type.
 public struct RefreshPolicy: Sendable, Equatable {
     /// The configured durations (README, Configuration) in seconds, and the lifecycle.
     public struct Settings: Sendable, Equatable {
@@ -21,6 +27,10 @@ public struct RefreshPolicy: Sendable, Equatable {
         public var disableThrottle: Bool
         public var lifecycle: Lifecycle
         public var retryBackoff: Double
+        /// The width of the slot grid interval refreshes land on (F1); at most `refreshInterval`, 0 for none.
+        public var refreshSpread: Double
+        /// The longest a session start with usable flags waits for its request (F2); 0 sends it at once.
+        public var sessionStartDelay: Double
         /// The least time between the previous request and one a caller prompts (not a configuration key).
         public var callerSpacing = RefreshPolicy.callerSpacing
 
@@ -33,7 +43,12 @@ public struct RefreshPolicy: Sendable, Equatable {
             disableThrottle = configuration.disableThrottle
             lifecycle = configuration.lifecycle
             retryBackoff = configuration.retryBackoff.seconds
+            refreshSpread = configuration.refreshSpread.seconds
+            sessionStartDelay = configuration.sessionStartDelay.seconds
         }
+
+        /// The slot grid's width as applied: never wider than `refreshInterval`.
+        public var effectiveSpread: Double { max(0, min(refreshSpread, refreshInterval)) }
     }
 
     /// Why an automatic refresh is due.
@@ -48,6 +63,16 @@ public struct RefreshPolicy: Sendable, Equatable {
         case userChanged
         /// A failed automatic refresh or a partial response is tried again.
         case retry
+
+        var bit: UInt8 {
+            switch self {
+            case .sessionStart: 1
+            case .interval: 2
+            case .pushRegistered: 4
+            case .userChanged: 8
+            case .retry: 16
+            }
+        }
     }
 
     /// The outcome of a request, as the policy needs it.
@@ -63,6 +88,8 @@ public struct RefreshPolicy: Sendable, Equatable {
     public static let callerSpacing = 1.0
 
     public var settings: Settings
+    /// The device's place in [0, 1) on the slot grid (F1), stable across restarts: see `phase(forDevice:)`.
+    public let phase: Double
 
     /// `foreground` or `background`; always foreground with `Lifecycle=foreground`.
     public private(set) var isForeground: Bool
@@ -76,6 +103,9 @@ public struct RefreshPolicy: Sendable, Equatable {
     public private(set) var servesPartial = false
     /// The last complete response: the start of the R10 throttle window.
     public private(set) var lastCompleteAt: Double?
+    /// When the request that brought `lastCompleteAt`'s response was sent: the interval counts from there, so
+    /// that a reply's latency does not push a device past its slot into the next one.
+    private(set) var lastCompleteSentAt: Double?
     public private(set) var lastRequestSentAt: Double?
     /// The last request sent while valid, complete flags were served: R10 counts requests sent, failed or not.
     private var lastThrottledRequestAt: Double?
@@ -83,10 +113,17 @@ public struct RefreshPolicy: Sendable, Equatable {
     public private(set) var failures = 0
     public private(set) var retryAt: Double?
     /// Triggers waiting for the next request.
-    public private(set) var pending: Set<Trigger> = []
+    public var pending: Set<Trigger> { Self.triggers(pendingBits) }
+    /// `pending` as bits (`Trigger.bit`): asked on every wake, so kept without hashing or allocating.
+    private var pendingBits: UInt8 = 0
+    /// A pending session start is not due before this (F2): the stored flags are served meanwhile.
+    public private(set) var sessionStartDueAt: Double?
+    /// Pushwoosh asked (429 or 5xx with `Retry-After`) that nothing be sent before this (F3).
+    public private(set) var heldUntil: Double?
 
-    public init(settings: Settings) {
+    public init(settings: Settings, phase: Double = 0) {
         self.settings = settings
+        self.phase = phase.isFinite ? min(max(phase, 0), 0.999_999_999) : 0
         self.isForeground = settings.lifecycle == .foreground
     }
 
@@ -121,7 +158,7 @@ public struct RefreshPolicy: Sendable, Equatable {
     @discardableResult
     public mutating func pushRegistered(now: Double) -> Bool {
         guard lastRequestSentAt.map({ $0 <= now }) ?? true else { return false }
-        pending.insert(.pushRegistered)
+        pendingBits |= Trigger.pushRegistered.bit
         return true
     }
 
@@ -133,7 +170,7 @@ public struct RefreshPolicy: Sendable, Equatable {
         failures = 0
         retryAt = nil
         lastThrottledRequestAt = nil
-        pending.insert(.userChanged)
+        pendingBits |= Trigger.userChanged.bit
         if isForeground { startSession(now: now) } else { sessionStartedAt = nil }
     }
 
@@ -150,41 +187,56 @@ public struct RefreshPolicy: Sendable, Equatable {
     public mutating func requestStarted(now: Double) {
         lastRequestSentAt = now
         if hasValidFlags(now: now), !servesPartial { lastThrottledRequestAt = now }
-        pending.removeAll()
+        pendingBits = 0
+        sessionStartDueAt = nil
     }
 
-    /// A request finished. `automatic` failures are retried with backoff (`jitter` in 0..<1 spreads retries).
-    public mutating func requestFinished(_ outcome: Outcome, automatic: Bool, now: Double, jitter: Double) {
+    /// A request finished. `automatic` failures are retried after a full-jitter wait: `jitter` in [0, 1) times
+    /// the backoff (`RetryBackoff × 2^(n−1)`, capped at `RefreshInterval`). `retryAfter` is Pushwoosh's
+    /// `Retry-After` in seconds, for a status that carries it: no request of any trigger goes before it
+    /// expires, capped at `CacheMaxAge` (F3).
+    public mutating func requestFinished(
+        _ outcome: Outcome, automatic: Bool, now: Double, jitter: Double, retryAfter: Double? = nil
+    ) {
+        let draw = min(max(jitter.isFinite ? jitter : 0, 0), 1)
         switch outcome {
         case .complete:
             fetchedAt = now
             servesPartial = false
             lastCompleteAt = now
+            lastCompleteSentAt = min(now, lastRequestSentAt ?? now)
             failures = 0
             retryAt = nil
+            heldUntil = nil
         case .partial:
             fetchedAt = now
             servesPartial = true
+            heldUntil = nil
             // R13: the complete response comes with the next refresh; ask again soon without counting a failure.
-            retryAt = now + settings.retryBackoff * Self.jitterFactor(jitter)
+            retryAt = now + settings.retryBackoff * draw
         case .failed:
+            if let retryAfter, retryAfter.isFinite {
+                heldUntil = now + min(max(retryAfter, 0), settings.cacheMaxAge)
+            }
             guard automatic else { return }
             failures += 1
             let exponent = Double(min(failures - 1, 30))
             let backoff = min(
                 settings.retryBackoff * Self.power(2, exponent), max(settings.refreshInterval, settings.retryBackoff))
-            retryAt = now + backoff * Self.jitterFactor(jitter)
+            retryAt = max(now, heldUntil ?? now) + backoff * draw
         }
     }
 
     /// Applies everything due at `now`: session expiry, cache expiry. Returns what the daemon must do.
     public mutating func due(now: Double) -> Due {
         var result = Due()
-        if settings.lifecycle == .foreground, let started = sessionStartedAt, now - started >= settings.sessionMaxAge {
+        // Compared as `nextWake` computes them (a sum, not a difference), so that a wake at that very moment
+        // finds the event due and never spins on a rounding difference.
+        if settings.lifecycle == .foreground, let started = sessionStartedAt, now >= started + settings.sessionMaxAge {
             startSession(now: now)
             result.sessionStarted = true
         }
-        if let fetched = fetchedAt, now - fetched >= settings.cacheMaxAge {
+        if let fetched = fetchedAt, now >= fetched + settings.cacheMaxAge {
             // R15: past CacheMaxAge nothing is served; callers get their defaults.
             fetchedAt = nil
             lastCompleteAt = nil
@@ -231,7 +283,7 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// True while stored flags exist and are younger than `CacheMaxAge`.
     public func hasValidFlags(now: Double) -> Bool {
         guard let fetched = fetchedAt else { return false }
-        return now - fetched < settings.cacheMaxAge
+        return now < fetched + settings.cacheMaxAge
     }
 
     /// True while the flags served are older than `RefreshInterval` because refreshes fail.
@@ -245,25 +297,35 @@ public struct RefreshPolicy: Sendable, Equatable {
         let automaticAllowed = isForeground || settings.lifecycle == .foreground
         // In the background only the triggers `dueTriggers` lets through count: a session start left pending
         // there waits for the next foreground instead of waking the refresher over and over.
-        let duePending = automaticAllowed ? pending : pending.intersection([.userChanged, .pushRegistered])
-        var candidates: [Double] = []
-        if !duePending.isEmpty { candidates.append(earliestCallerRequest(now: now)) }
-        if automaticAllowed {
-            if let retryAt { candidates.append(retryAt) }
-            if let lastCompleteAt, retryAt == nil { candidates.append(lastCompleteAt + settings.refreshInterval) }
+        // The earliest of the candidates, kept without an array: the fleet simulator asks this a hundred
+        // million times.
+        var next = Double.infinity
+        if pendingBits & Self.callerBits != 0 {
+            next = min(next, earliestCallerRequest(now: now))
         }
-        return candidates.min()
+        if automaticAllowed, pendingBits & Trigger.sessionStart.bit != 0 {
+            next = min(next, max(earliestCallerRequest(now: now), sessionStartDueAt ?? now))
+        }
+        if automaticAllowed {
+            if let retryAt { next = min(next, retryAt) }
+            if let lastCompleteAt, retryAt == nil, !isSessionStartWaiting(now: now) {
+                next = min(next, intervalDue(after: lastCompleteAt))
+            }
+        }
+        guard next.isFinite else { return nil }
+        return max(next, hold(now: now) ?? next)
     }
 
     /// The earliest moment something is due: a refresh, a session's end, the cache's expiry.
     public func nextWake(now: Double) -> Double? {
-        var candidates: [Double] = []
-        if let refresh = nextRefreshAt(now: now) { candidates.append(refresh) }
+        var next = nextRefreshAt(now: now) ?? .infinity
         if settings.lifecycle == .foreground, let started = sessionStartedAt {
-            candidates.append(started + settings.sessionMaxAge)
+            next = min(next, started + settings.sessionMaxAge)
         }
-        if let fetchedAt { candidates.append(fetchedAt + settings.cacheMaxAge) }
-        return candidates.min()
+        if let fetchedAt { next = min(next, fetchedAt + settings.cacheMaxAge) }
+        // The end of a hold changes what `status` shows, even with no request planned.
+        if let held = hold(now: now) { next = min(next, held) }
+        return next.isFinite ? next : nil
     }
 
     // MARK: Internals
@@ -272,24 +334,49 @@ public struct RefreshPolicy: Sendable, Equatable {
         session += 1
         sessionStartedAt = now
         backgroundSince = nil
-        pending.insert(.sessionStart)
+        // F2: with usable flags the request waits for the device's next slot, or a share of the delay set by the
+        // phase when the slot is further; the flags are served meanwhile. Without flags it goes at once.
+        let delay = settings.sessionStartDelay
+        if pendingBits == 0, delay > 0, hasValidFlags(now: now) {
+            let untilSlot = slot(atOrAfter: now) - now
+            sessionStartDueAt = now + (settings.effectiveSpread > 0 && untilSlot <= delay ? untilSlot : phase * delay)
+        } else {
+            sessionStartDueAt = nil
+        }
+        pendingBits |= Trigger.sessionStart.bit
+    }
+
+    /// True while a pending session start waits for the device's slot (F2).
+    private func isSessionStartWaiting(now: Double) -> Bool {
+        guard let sessionStartDueAt, now < sessionStartDueAt else { return false }
+        return pendingBits & Trigger.sessionStart.bit != 0
     }
 
     private func dueTriggers(now: Double) -> Set<Trigger> {
+        if hold(now: now) != nil { return [] }
         // Pending triggers come from callers (and the session start): they wait for the spacing.
-        var triggers = earliestCallerRequest(now: now) <= now ? pending : []
+        var triggers = earliestCallerRequest(now: now) <= now ? pendingBits : 0
+        // F2: a session start waiting for the device's slot holds an overdue interval refresh (an old cache
+        // at boot) with it; the flags are served meanwhile.
+        let sessionStartWaits = isSessionStartWaiting(now: now)
+        if sessionStartWaits, triggers == Trigger.sessionStart.bit { triggers = 0 }
         let automaticAllowed = isForeground || settings.lifecycle == .foreground
-        guard automaticAllowed else { return triggers.intersection([.userChanged, .pushRegistered]) }
-        if let retryAt, now >= retryAt { triggers.insert(.retry) }
-        if retryAt == nil, let lastCompleteAt, now - lastCompleteAt >= settings.refreshInterval {
-            triggers.insert(.interval)
+        guard automaticAllowed else { return Self.triggers(triggers & Self.callerBits) }
+        if let retryAt, now >= retryAt { triggers |= Trigger.retry.bit }
+        if retryAt == nil, !sessionStartWaits, let lastCompleteAt, now >= intervalDue(after: lastCompleteAt) {
+            triggers |= Trigger.interval.bit
         }
-        return triggers
+        return Self.triggers(triggers)
     }
 
-    /// 0.75 to 1.25: retries from many devices spread out instead of arriving together.
-    static func jitterFactor(_ jitter: Double) -> Double {
-        0.75 + 0.5 * min(max(jitter, 0), 1)
+    /// The triggers callers prompt, which are due in the background too.
+    private static let callerBits = Trigger.userChanged.bit | Trigger.pushRegistered.bit
+
+    private static func triggers(_ bits: UInt8) -> Set<Trigger> {
+        guard bits != 0 else { return [] }
+        var set = Set<Trigger>(minimumCapacity: 2)
+        for trigger in Trigger.allCases where bits & trigger.bit != 0 { set.insert(trigger) }
+        return set
     }
 
     private static func power(_ base: Double, _ exponent: Double) -> Double {

@@ -96,6 +96,7 @@ public final class DaemonController: Sendable {
         return DaemonMetricFamilies(
             server: server, daemon: metrics.current, flags: snapshot.flags.count, revision: snapshot.revision,
             ageSeconds: ageSeconds(stack), stale: refresher.stale, partial: refresher.partial,
+            heldSeconds: refresher.heldUntil.map { max(0, $0 - stack.refresher.clock.bootNow()) } ?? 0,
             connections: connections, subscriptions: subscriptions, overrides: store.overrideCount
         ).families
     }
@@ -122,7 +123,13 @@ public final class DaemonController: Sendable {
     }
 
     func setUserId(_ requested: String) async -> Result<any CallResult, RPCError> {
-        .success(SetUserIdResult(userId: await onActiveStack { await $0.refresher.setUserId(requested) }))
+        let (userId, heldUntil) = await onActiveStack { stack in
+            let userId = await stack.refresher.setUserId(requested)
+            // F3: the new user's request waits for Pushwoosh's Retry-After; the reply says until when.
+            let held = stack.refresher.status.withLock(\.heldUntil)
+            return (userId, held.map { RefresherStatus.wallText($0, clock: stack.refresher.clock) })
+        }
+        return .success(SetUserIdResult(userId: userId, heldUntil: heldUntil))
     }
 
     func setAppState(_ appState: Call.AppState) async -> Result<any CallResult, RPCError> {

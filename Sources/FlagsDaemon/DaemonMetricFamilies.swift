@@ -9,6 +9,8 @@ struct DaemonMetricFamilies {
     let ageSeconds: Double?
     let stale: Bool
     let partial: Bool
+    /// Seconds until Pushwoosh's `Retry-After` lets requests go again (F3); 0 when nothing is held.
+    let heldSeconds: Double
     let connections: Int
     let subscriptions: Int
     /// Flags a local override forces; zero until overrides exist.
@@ -53,6 +55,9 @@ struct DaemonMetricFamilies {
                 ageSeconds),
             .gauge("pwflagsd_flags_stale", "1 while the served flags are stale because refreshes fail.", stale ? 1 : 0),
             .gauge("pwflagsd_flags_partial", "1 while a partial response is served (R13).", partial ? 1 : 0),
+            .gauge(
+                "pwflagsd_refresh_held_seconds",
+                "Seconds until Pushwoosh's Retry-After lets a request go again; 0 when nothing is held.", heldSeconds),
             .gauge("pwflagsd_connections", "Open client connections.", Double(connections)),
             .gauge("pwflagsd_subscriptions", "Open listen subscriptions.", Double(subscriptions)),
             .gauge("pwflagsd_overrides", "Flags forced by a local override.", Double(overrides)),

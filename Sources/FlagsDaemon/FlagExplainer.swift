@@ -24,6 +24,7 @@ struct FlagExplainer {
         result.partial = status.partial
         result.lastError = status.lastError
         result.nextRefreshAt = status.nextRefreshAt
+        result.heldUntil = status.heldUntil
         result.problem = status.problem
         if let flag = snapshot.flags[key] {
             result.flag = flag

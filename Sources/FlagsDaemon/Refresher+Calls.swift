@@ -14,6 +14,8 @@ extension Refresher {
             return await fetcher.fetch(userId: userId).map { _ in false }
         }
         if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
+        // F3: Pushwoosh's Retry-After holds every trigger; the caller learns until when at once.
+        if let error = heldError() { return .failure(error) }
         switch await fetch(automatic: false) {
         case .fetched: return .success(fetcher.persists)
         case .failed(let error): return .failure(error)

@@ -93,7 +93,8 @@ actor Refresher {
         var settings = RefreshPolicy.Settings(configuration)
         // The local file is its own cache: its flags never expire.
         if !fetcher.persists { settings.cacheMaxAge = .infinity }
-        let policy = RefreshPolicy(settings: settings)
+        // F1: the device's own phase, stable across restarts, from its HWID.
+        let policy = RefreshPolicy(settings: settings, phase: RefreshPolicy.phase(forDevice: hwid))
         self.policy = policy
         let saved = stateDirectory.read(Self.userIdFile).map { String(decoding: $0, as: UTF8.self) }
         let userId = saved.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.userID ?? hwid
@@ -214,6 +215,7 @@ actor Refresher {
             if Task.isCancelled { return .failed(.notSent("the daemon is stopping")) }
         }
         guard !isRetired else { return .failed(Self.retiredError) }
+        if let error = heldError() { return .failed(error) }
         policy.requestStarted(now: clock.bootNow())
         publish()
         let generation = self.generation
@@ -261,8 +263,15 @@ actor Refresher {
             return .fetched
         case .failure(let error):
             metrics.refreshed(trigger: trigger, outcome: "failed", status: error.status)
-            policy.requestFinished(.failed, automatic: automatic, now: now, jitter: jitter())
+            let retryAfter =
+                error.honorsRetryAfter ? error.retryAfter.flatMap { RetryAfter.seconds($0, now: clock.wallNow()) } : nil
+            policy.requestFinished(.failed, automatic: automatic, now: now, jitter: jitter(), retryAfter: retryAfter)
             lastError = (error.status, now)
+            if let until = policy.hold(now: now) {
+                logger.warning(
+                    "Pushwoosh asked to wait (Retry-After): no request before \(RefresherStatus.wallText(until, clock: clock))",
+                    ["HTTP_STATUS": String(error.status), "PWFLAGS_EVENT": "retry-after"])
+            }
             logger.warning(
                 "refresh failed; the stored flags stay in effect: \(error.reason)",
                 ["HTTP_STATUS": String(error.status), "PWFLAGS_EVENT": "refresh-failed"]
@@ -270,6 +279,14 @@ actor Refresher {
             publish()
             return .failed(error)
         }
+    }
+
+    /// The error a request gets while Pushwoosh's `Retry-After` holds requests back (F3): it says until when.
+    func heldError() -> PushwooshError? {
+        guard let until = policy.hold(now: clock.bootNow()) else { return nil }
+        return .notSent(
+            "Pushwoosh asked (Retry-After) that no request be sent before \(RefresherStatus.wallText(until, clock: clock))"
+        )
     }
 
     private static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
@@ -299,6 +316,7 @@ actor Refresher {
             partial: policy.servesPartial,
             lastError: lastError,
             nextRefreshAt: fetcher.problem == nil ? policy.nextRefreshAt(now: now) : nil,
+            heldUntil: policy.hold(now: now),
             foreground: policy.isForeground,
             sessionStartedAt: policy.sessionStartedAt,
             session: policy.session,

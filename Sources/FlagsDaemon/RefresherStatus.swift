@@ -16,6 +16,8 @@ struct RefresherStatus: Sendable, Equatable {
     var partial = false
     var lastError: (status: Int, at: Double)?
     var nextRefreshAt: Double?
+    /// Pushwoosh's `Retry-After` holds every request back until this (F3).
+    var heldUntil: Double?
     var foreground: Bool
     var sessionStartedAt: Double?
     var session: Int
@@ -29,7 +31,8 @@ struct RefresherStatus: Sendable, Equatable {
         lhs.userId == rhs.userId && lhs.fetchedAt == rhs.fetchedAt && lhs.stale == rhs.stale
             && lhs.partial == rhs.partial && lhs.lastError?.status == rhs.lastError?.status
             && lhs.lastError?.at == rhs.lastError?.at && lhs.nextRefreshAt == rhs.nextRefreshAt
-            && lhs.foreground == rhs.foreground && lhs.sessionStartedAt == rhs.sessionStartedAt
+            && lhs.heldUntil == rhs.heldUntil && lhs.foreground == rhs.foreground
+            && lhs.sessionStartedAt == rhs.sessionStartedAt
             && lhs.session == rhs.session && lhs.problem == rhs.problem
             && lhs.cacheMaxAge == rhs.cacheMaxAge && lhs.cacheError?.reason == rhs.cacheError?.reason
             && lhs.cacheError?.at == rhs.cacheError?.at && lhs.expired == rhs.expired
@@ -44,6 +47,7 @@ struct RefresherStatus: Sendable, Equatable {
         status.partial = partial
         status.lastError = lastError.map { StatusResult.LastError(status: $0.status, at: wall.text($0.at)) }
         status.nextRefreshAt = wall.timestamp(nextRefreshAt)
+        status.heldUntil = wall.timestamp(heldUntil)
         status.appState = foreground ? "foreground" : "background"
         status.sessionStartedAt = wall.timestamp(sessionStartedAt)
         status.problem = problem
@@ -74,6 +78,11 @@ struct RefresherStatus: Sendable, Equatable {
         func text(_ bootTime: Double) -> String {
             RefresherStatus.timestamp(wall - (boot - bootTime))
         }
+    }
+
+    /// A boot-clock time as the wall time people read, by `clock` now.
+    static func wallText(_ bootTime: Double, clock: any DaemonClock) -> String {
+        WallTimes(clock).text(bootTime)
     }
 
     /// Unix seconds as ISO 8601 in UTC.

@@ -63,6 +63,8 @@ public struct ExplainResult: CallResult, Equatable {
     public var partial = false
     public var lastError: StatusResult.LastError?
     public var nextRefreshAt: String?
+    /// Pushwoosh asked with `Retry-After` that no request go before this (F3); nil when nothing is held.
+    public var heldUntil: String?
     /// Why the configured source cannot be used, for people.
     public var problem: String?
 
@@ -95,6 +97,7 @@ public struct ExplainResult: CallResult, Equatable {
             lastError = StatusResult.LastError(status: status, at: at)
         }
         nextRefreshAt = result["nextRefreshAt"]?.stringValue
+        heldUntil = result["heldUntil"]?.stringValue
         problem = result["problem"]?.stringValue
     }
 
@@ -128,6 +131,7 @@ public struct ExplainResult: CallResult, Equatable {
             "partial": .bool(partial),
             "lastError": lastError.map { ["status": .number(Double($0.status)), "at": .string($0.at)] } ?? .null,
             "nextRefreshAt": text(nextRefreshAt),
+            "heldUntil": text(heldUntil),
             "problem": text(problem),
         ]
     }

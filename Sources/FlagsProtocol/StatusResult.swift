@@ -22,6 +22,8 @@ public struct StatusResult: CallResult, Equatable {
     public var partial = false
     public var lastError: LastError?
     public var nextRefreshAt: String?
+    /// Pushwoosh asked with `Retry-After` that no request go before this (F3); nil when nothing is held.
+    public var heldUntil: String?
     /// `foreground` or `background`.
     public var appState = "foreground"
     public var sessionStartedAt: String?
@@ -93,6 +95,7 @@ public struct StatusResult: CallResult, Equatable {
             lastError = LastError(status: status, at: at)
         }
         nextRefreshAt = result["nextRefreshAt"]?.stringValue
+        heldUntil = result["heldUntil"]?.stringValue
         appState = result["appState"]?.stringValue ?? "foreground"
         sessionStartedAt = result["sessionStartedAt"]?.stringValue
         connections = result["connections"]?.integerValue ?? 0
@@ -133,6 +136,7 @@ public struct StatusResult: CallResult, Equatable {
             "partial": .bool(partial),
             "lastError": lastError.map { ["status": number($0.status), "at": .string($0.at)] } ?? .null,
             "nextRefreshAt": text(nextRefreshAt),
+            "heldUntil": text(heldUntil),
             "appState": .string(appState),
             "sessionStartedAt": text(sessionStartedAt),
             "connections": number(connections),

@@ -47,6 +47,10 @@ extension FakePushwooshServer {
                 if LoopbackSocket.waitForPeer(fd, upTo: interval) { return }
                 guard LoopbackSocket.sendAll(fd, [UInt8(ascii: " ")]) else { return }
             }
+        case .retryAfter(let status, let value):
+            let body = Array("busy".utf8)
+            let head = Self.head(status: status, contentLength: body.count, extraHeaders: ["Retry-After: \(value)"])
+            _ = LoopbackSocket.sendAll(fd, head + body)
         case .redirect(let location, let status):
             let head = Self.head(status: status, contentLength: 0, extraHeaders: ["Location: \(location)"])
             _ = LoopbackSocket.sendAll(fd, head)

@@ -20,6 +20,8 @@ public final class FakePushwooshServer: Sendable {
 
     private struct State {
         var requests: [RecordedRequest] = []
+        /// When each of `requests` arrived.
+        var arrivals: [ContinuousClock.Instant] = []
         var queues: [String: [FakeReply]] = [:]
         var defaults: [String: FakeReply] = [:]
         var connections: Set<Int32> = []
@@ -62,6 +64,11 @@ public final class FakePushwooshServer: Sendable {
 
     /// Every request received so far, in order.
     public var requests: [RecordedRequest] { state.withLock { $0.requests } }
+
+    /// Every request received so far with the moment it arrived, in order.
+    public var timedRequests: [(request: RecordedRequest, at: ContinuousClock.Instant)] {
+        state.withLock { Array(zip($0.requests, $0.arrivals)) }
+    }
 
     /// Queues `reply` for the next request to `method` (`getFeatureFlags`, `postEvent`), or to any method when nil.
     public func enqueue(_ reply: FakeReply, for method: String? = nil) {
@@ -174,6 +181,7 @@ public final class FakePushwooshServer: Sendable {
     private func record(_ request: RecordedRequest) -> FakeReply {
         let (reply, ready, requests) = state.withLock { state -> (FakeReply, [Waiter], [RecordedRequest]) in
             state.requests.append(request)
+            state.arrivals.append(ContinuousClock.now)
             let ready = state.waiters.filter { $0.value.count <= state.requests.count }
             for id in ready.keys { state.waiters.removeValue(forKey: id) }
             let method = request.apiMethod

@@ -28,6 +28,8 @@ public indirect enum FakeReply: Sendable {
     case drip(bytes: Int, interval: Duration)
     /// A redirect to `location`.
     case redirect(to: String, status: Int = 302)
+    /// Pushwoosh overloaded: the status (429, 503) with a `Retry-After` header of the given text.
+    case retryAfter(Int, value: String)
 
     /// The envelope of a successful reply around `response`.
     public static func envelope(response: JSONValue, baseURL: String? = nil) -> JSONValue {

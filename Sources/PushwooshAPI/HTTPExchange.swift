@@ -83,7 +83,7 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-            finish(.failure(.httpStatus(http.statusCode)))
+            finish(.failure(Self.failure(http)))
             completionHandler(.cancel)
             return
         }
@@ -96,9 +96,9 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if let status = (dataTask.response as? HTTPURLResponse)?.statusCode, status != 200 {
-            // The status is all R11 needs from a failed reply; its body is not worth reading.
-            finish(.failure(.httpStatus(status)))
+        if let http = dataTask.response as? HTTPURLResponse, http.statusCode != 200 {
+            // The status (and Retry-After) is all R11 and F3 need from a failed reply; its body is not read.
+            finish(.failure(Self.failure(http)))
             return
         }
         let overflow = state.withLock { state -> Bool in
@@ -121,8 +121,8 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let status = (task.response as? HTTPURLResponse)?.statusCode
-        if let status, status != 200 {
-            finish(.failure(.httpStatus(status)))
+        if let http = task.response as? HTTPURLResponse, http.statusCode != 200 {
+            finish(.failure(Self.failure(http)))
             return
         }
         if let error {
@@ -135,6 +135,11 @@ final class HTTPExchange: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         }
         let body = state.withLock { $0.body }
         finish(.ok(body))
+    }
+
+    /// A reply other than 200: its status and its raw `Retry-After` header (F3).
+    private static func failure(_ http: HTTPURLResponse) -> PushwooshError {
+        .httpStatus(http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
     }
 
     /// A short text for a transport error; URL errors carry only the URL, never a header.

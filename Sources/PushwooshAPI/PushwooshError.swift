@@ -9,10 +9,13 @@ public struct PushwooshError: Error, Sendable, Equatable, CustomStringConvertibl
     public var status: Int
     /// A human explanation for logs.
     public var reason: String
+    /// The raw `Retry-After` header of a reply other than 200, when it had one; `RetryAfter` reads it.
+    public var retryAfter: String?
 
-    public init(status: Int, reason: String) {
+    public init(status: Int, reason: String, retryAfter: String? = nil) {
         self.status = status
         self.reason = reason
+        self.retryAfter = retryAfter
     }
 
     /// The request never left: no application code, a rejected server URL (R16).
@@ -26,9 +29,13 @@ public struct PushwooshError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// An HTTP reply with a status other than 200.
-    public static func httpStatus(_ status: Int) -> PushwooshError {
-        PushwooshError(status: status, reason: "HTTP status \(status)")
+    public static func httpStatus(_ status: Int, retryAfter: String? = nil) -> PushwooshError {
+        PushwooshError(
+            status: status, reason: "HTTP status \(status)", retryAfter: retryAfter.map { String($0.prefix(64)) })
     }
+
+    /// Whether Pushwoosh's `Retry-After` applies to this status: 429 and the 5xx server errors (503 above all).
+    public var honorsRetryAfter: Bool { status == 429 || (500...599).contains(status) }
 
     /// HTTP 200, but the reply cannot be used.
     public static func unusable(_ reason: String) -> PushwooshError {
@@ -40,6 +47,7 @@ public struct PushwooshError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The same error with every occurrence of `secret` replaced, so that a token can never leak into logs.
     func redacting(_ secret: String?) -> PushwooshError {
         guard let secret, !secret.isEmpty, reason.contains(secret) else { return self }
-        return PushwooshError(status: status, reason: reason.replacing(secret, with: "<redacted>"))
+        return PushwooshError(
+            status: status, reason: reason.replacing(secret, with: "<redacted>"), retryAfter: retryAfter)
     }
 }

@@ -13,7 +13,8 @@ extension Commands {
             let order = [
                 "version", "source", "applicationCode", "hwid", "userId", "flags", "revision", "epoch", "fetchedAt",
                 "stale",
-                "partial", "lastError", "nextRefreshAt", "appState", "sessionStartedAt", "connections", "subscriptions",
+                "partial", "lastError", "nextRefreshAt", "heldUntil", "appState", "sessionStartedAt", "connections",
+                "subscriptions",
                 "problem",
             ]
             let keys = order.filter { members[$0] != nil } + members.keys.filter { !order.contains($0) }.sorted()

@@ -51,6 +51,7 @@ extension Commands {
             row("last error", "none")
         }
         row("next refresh", result.nextRefreshAt ?? "none scheduled")
+        if let heldUntil = result.heldUntil { row("held until", "\(heldUntil) (Pushwoosh's Retry-After)") }
         if let problem = result.problem { row("problem", problem) }
         return lines
     }

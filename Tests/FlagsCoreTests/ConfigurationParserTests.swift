@@ -353,7 +353,7 @@ import Testing
             ConfigurationSection.pushwoosh.keys.map(\.rawValue) == [
                 "ApplicationCode", "ServerURL", "APITokenFile", "HWID", "UserID", "DeviceType", "RequestTimeout",
             ])
-        #expect(ConfigurationSection.featureFlags.keys.count == 9)
+        #expect(ConfigurationSection.featureFlags.keys.count == 11)
         #expect(ConfigurationSection.daemon.keys.count == 12)
     }
 }

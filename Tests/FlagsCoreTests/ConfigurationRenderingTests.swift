@@ -30,6 +30,8 @@ import Testing
                 Lifecycle=foreground
                 #LocalFlagsFile= (unset: no local flags to serve)
                 RetryBackoff=30s
+                RefreshSpread=1h
+                SessionStartDelay=1h
 
                 [Daemon]
                 SocketPath=/run/pwflagsd/pwflagsd.sock

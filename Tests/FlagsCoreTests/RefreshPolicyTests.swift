@@ -11,9 +11,12 @@ import Testing
     let hour = 3600.0
     let day = 86400.0
 
-    /// A policy with the default settings, changed by `edit`.
+    /// A policy with the default settings but the SDK's timing (no fleet spread, which `FleetSpreadTests`
+    /// covers), changed by `edit`.
     func makePolicy(_ edit: (inout Configuration) -> Void = { _ in }) -> RefreshPolicy {
         var configuration = Configuration()
+        configuration.refreshSpread = .zero
+        configuration.sessionStartDelay = .zero
         edit(&configuration)
         return RefreshPolicy(settings: RefreshPolicy.Settings(configuration))
     }
@@ -342,14 +345,14 @@ import Testing
         #expect(!policy.manualRefreshSendsRequest(now: t0 + 403))
     }
 
-    @Test("R13: a partial response schedules a retry after RetryBackoff, without counting a failure")
+    @Test("R13: a partial response schedules a retry within RetryBackoff (full jitter), without counting a failure")
     func r13PartialSchedulesRetry() {
         var policy = fetchedPolicy(at: t0, outcome: .partial)
-        #expect(policy.retryAt == t0 + 30)
+        #expect(policy.retryAt == t0 + 15)
         #expect(policy.failures == 0)
-        let due = policy.due(now: t0 + 29)
+        let due = policy.due(now: t0 + 14)
         #expect(due.refresh.isEmpty)
-        let due2 = policy.due(now: t0 + 30)
+        let due2 = policy.due(now: t0 + 15)
         #expect(due2.refresh == [.retry])
     }
 
@@ -407,7 +410,8 @@ import Testing
             waits.append(retryAt - now)
             now = retryAt
         }
-        #expect(waits == [30, 60, 120, 240, 480, 960, 1920, 3600, 3600, 3600])
+        // Full jitter with a draw of 0.5: half of 30, 60, 120, … capped at 3600.
+        #expect(waits == [15, 30, 60, 120, 240, 480, 960, 1800, 1800, 1800])
         #expect(policy.failures == 10)
     }
 
@@ -416,16 +420,16 @@ import Testing
         var policy = fetchedPolicy(at: t0)
         policy.requestStarted(now: t0 + hour)
         policy.requestFinished(.failed, automatic: true, now: t0 + hour, jitter: 0.5)
-        let due = policy.due(now: t0 + hour + 29)
+        let due = policy.due(now: t0 + hour + 14)
         #expect(due.refresh.isEmpty)
-        #expect(policy.nextRefreshAt(now: t0 + hour + 1) == t0 + hour + 30)
-        let due2 = policy.due(now: t0 + hour + 30)
+        #expect(policy.nextRefreshAt(now: t0 + hour + 1) == t0 + hour + 15)
+        let due2 = policy.due(now: t0 + hour + 15)
         #expect(due2.refresh == [.retry])
     }
 
     @Test(
-        "Retries: jitter spreads the wait between 0.75 and 1.25 times the backoff",
-        arguments: [(0.0, 22.5), (0.5, 30.0), (0.999, 37.485), (-3.0, 22.5), (7.0, 37.5)]
+        "Retries: full jitter draws the wait between 0 and the backoff (F3)",
+        arguments: [(0.0, 0.0), (0.5, 15.0), (0.999, 29.97), (-3.0, 0.0), (7.0, 30.0), (Double.nan, 0.0)]
     )
     func retriesJitter(jitter: Double, expectedWait: Double) throws {
         var policy = fetchedPolicy(at: t0)
@@ -434,7 +438,7 @@ import Testing
         let retryAt = try #require(policy.retryAt)
         let wait = retryAt - (t0 + hour)
         #expect(abs(wait - expectedWait) < 1e-6)
-        #expect(wait >= 0.75 * 30 && wait <= 1.25 * 30)
+        #expect(wait >= 0 && wait <= 30)
     }
 
     @Test("Retries: a failed refresh a caller asked for schedules no retry")
@@ -464,7 +468,7 @@ import Testing
         #expect(policy.retryAt == nil)
         policy.requestStarted(now: now + hour)
         policy.requestFinished(.failed, automatic: true, now: now + hour, jitter: 0.5)
-        #expect(policy.retryAt == now + hour + 30)
+        #expect(policy.retryAt == now + hour + 15)
     }
 
     // MARK: isStale

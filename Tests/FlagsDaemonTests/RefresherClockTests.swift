@@ -33,6 +33,9 @@ import Testing
             self.clock = clock
             var configuration = Configuration()
             configuration.applicationCode = "ABCDE-12345"
+            // The SDK's timing, which these tests pin; the fleet spread has its own tests.
+            configuration.refreshSpread = .zero
+            configuration.sessionStartDelay = .zero
             edit(&configuration)
             fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
             refresher = Refresher(

@@ -148,6 +148,9 @@ import Testing
 
     @Test func controlResultsRoundTrip() throws {
         #expect(try roundTrip(SetUserIdResult(userId: "al\"ice")) == #"{"userId":"al\"ice"}"#)
+        #expect(
+            try roundTrip(SetUserIdResult(userId: "bob", heldUntil: "2026-12-01T15:00:00Z"))
+                == #"{"userId":"bob","heldUntil":"2026-12-01T15:00:00Z"}"#)
         #expect(try roundTrip(SetAppStateResult(sessionStarted: true)) == #"{"sessionStarted":true}"#)
         #expect(try roundTrip(PushRegisteredResult(refreshStarted: false)) == #"{"refreshStarted":false}"#)
         #expect(try roundTrip(EmptyResult()) == "{}")
@@ -178,7 +181,8 @@ import Testing
         let text = try roundTrip(status)
         let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
         #expect(text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","cacheError":{"at":"#))
-        #expect(names.count == 21)
+        #expect(names.count == 22)
+        #expect(names.contains("heldUntil"))
         #expect(StatusResult(result: ["expiresAt": "2031-01-01T00:00:00Z"])?.expiresAt == "2031-01-01T00:00:00Z")
         #expect(StatusResult(result: [1, 2]) == nil)
     }

@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// Automatic retries against a server that keeps failing back off with jitter: the server never sees a storm.
+/// Automatic retries against a server that keeps failing back off with full jitter: the server never sees a storm.
 @Suite struct RetryStormTests {
     /// `PWFLAGS_STORM_SECONDS` (default 6): how long to count. From 30 s on, the test uses RetryBackoff=1s and
     /// RefreshInterval=30s, the figures of a real device; below, 100ms and 1600ms, so that the suite stays short.
@@ -56,10 +56,11 @@ import Testing
         for (index, gap) in gaps.enumerated() {
             #expect(schedule.window(index + 1).contains(gap), "retry \(index + 1) came after \(gap) s")
         }
-        // The gaps grow while the backoff doubles (a factor of at least 2 × 0.75 / 1.25 = 1.2 between two).
-        let doubling = gaps.indices.filter { schedule.nominal($0 + 2) > schedule.nominal($0 + 1) }
-        for index in doubling where index + 1 < gaps.count {
-            #expect(gaps[index + 1] > gaps[index], "gap \(index + 2) is not longer than gap \(index + 1): \(gaps)")
+        // The waits back off: the later half of the gaps is longer, on average, than the first few.
+        if gaps.count >= 6 {
+            let early = gaps.prefix(3).reduce(0, +) / 3
+            let late = gaps.suffix(3).reduce(0, +) / 3
+            #expect(late > early, "the gaps do not grow: \(gaps)")
         }
         // Nothing else was refreshed: the flags stay absent, and status says why.
         let session = try SocketSession(socketPath: daemon.socketPath)

@@ -21,13 +21,19 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // libcurl through pkg-config: the HTTPS client that talks to Pushwoosh (shim.h wraps its variadic calls).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
         // by UnixIO (and the bench's floor).
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
         // The Pushwoosh json/1.3 wire format (README, Talking to Pushwoosh) and its HTTP transport.
-        .target(name: "PushwooshAPI", dependencies: ["FlagsCore"], swiftSettings: strict),
+        .target(name: "PushwooshAPI", dependencies: ["FlagsCore", "CCurl"], swiftSettings: strict),
         // The local socket's wire format (README, Protocol), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,

@@ -46,7 +46,8 @@ final class SourceStack: Sendable {
             self.pushwoosh = nil
         } else {
             let token = Self.readAPIToken(configuration, environment: environment, logger: logger)
-            let client = PushwooshClient(apiToken: token, requestTimeout: configuration.requestTimeout)
+            let client = PushwooshClient(
+                apiToken: token, requestTimeout: configuration.requestTimeout, caFile: configuration.caFile)
             self.client = client
             let pushwoosh = Self.makePushwooshFetcher(
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
@@ -133,7 +134,7 @@ final class SourceStack: Sendable {
             line += ", not fetched yet"
         }
         if let error = status.lastError {
-            line += "; offline: last refresh failed with status \(error.status)"
+            line += "; offline: last refresh failed with status \(error.status) (\(error.kind.rawValue))"
         }
         if status.cacheError != nil { line += "; cannot write the disk cache" }
         return line

@@ -337,6 +337,7 @@ import Testing
         #expect(
             ConfigurationSection.pushwoosh.keys.map(\.rawValue) == [
                 "ApplicationCode", "ServerURL", "APITokenFile", "HWID", "UserID", "DeviceType", "RequestTimeout",
+                "CAFile",
             ])
         #expect(ConfigurationSection.featureFlags.keys.count == 9)
         #expect(ConfigurationSection.daemon.keys.count == 12)

@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FeatureFlags", targets: ["FeatureFlags"]),
+        .library(name: "FeatureFlagsCompat", targets: ["FeatureFlagsCompat"]),
         .executable(name: "pwflagsd", targets: ["pwflagsd"]),
         .executable(name: "pwflags", targets: ["pwflags"]),
     ],
@@ -50,6 +51,8 @@ let package = Package(
         ),
         // The client library local Swift apps import.
         .target(name: "FeatureFlags", dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"], swiftSettings: strict),
+        // The SDK's Foundation-shaped surface (NSError, [String: Any]) for the apps that want it; links Foundation.
+        .target(name: "FeatureFlagsCompat", dependencies: ["FeatureFlags"], swiftSettings: strict),
         .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore"], swiftSettings: strict),
         .executableTarget(
             name: "pwflags", dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO"],
@@ -100,7 +103,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport"],
+            dependencies: ["FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "TestSupport"], swiftSettings: strict),
@@ -108,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TestSupport", "FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd", "pwflags", "checkout-example",
+                "TestSupport", "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd", "pwflags", "checkout-example",
                 "pwflags-soak",
             ],
             swiftSettings: strict

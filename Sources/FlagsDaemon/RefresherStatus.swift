@@ -1,6 +1,6 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 import PushwooshAPI
 
 /// What the refresher knows for `status`, published after every change so the socket loop reads it without

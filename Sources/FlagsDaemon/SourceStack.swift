@@ -1,5 +1,5 @@
 import FlagsCore
-import Foundation
+import FoundationEssentials
 import PushwooshAPI
 import Synchronization
 
@@ -157,7 +157,7 @@ final class SourceStack: Sendable {
         if let saved = stateDirectory.read("hwid").map({ String(decoding: $0, as: UTF8.self) }), saved.count == 32 {
             return saved
         }
-        let generated = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let generated = UUID().uuidString.replacing("-", with: "").lowercased()
         logger.warning("no /etc/machine-id: using a random HWID kept in the state directory")
         try? stateDirectory.writeAtomically("hwid", Array(generated.utf8))
         return generated
@@ -207,7 +207,7 @@ final class SourceStack: Sendable {
             logger.warning("cannot read the API token file; requests go without Authorization", ["TOKEN_FILE": path])
             return nil
         }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = PathComponents.trimmed(String(decoding: data, as: UTF8.self))
         return token.isEmpty ? nil : token
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import UnixIO
 
 #if canImport(Glibc)
@@ -15,9 +15,9 @@ public struct StateDirectory: Sendable {
 
     /// Creates the directory (mode 0700) when it is missing; returns why it cannot, if it cannot.
     public func prepare() -> String? {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            return isDirectory.boolValue ? nil : "\(path) exists and is not a directory"
+        var info = stat()
+        if stat(path, &info) == 0 {
+            return info.st_mode & S_IFMT == S_IFDIR ? nil : "\(path) exists and is not a directory"
         }
         do {
             try FileManager.default.createDirectory(
@@ -27,7 +27,7 @@ public struct StateDirectory: Sendable {
             )
             return nil
         } catch {
-            return "cannot create \(path): \(error.localizedDescription)"
+            return "cannot create \(path): \(error)"
         }
     }
 

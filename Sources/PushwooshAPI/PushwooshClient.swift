@@ -1,5 +1,5 @@
 import Dispatch
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import FeatureFlags
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

@@ -451,7 +451,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 http.server.HTTPServer(("127.0.0.1", 18080), Handler).serve_forever()
 PY
-    check "pwflagsd@net fetches through FoundationNetworking (libcurl) under the full hardening" in_ct sh -ec '
+    check "pwflagsd@net fetches through libcurl under the full hardening" in_ct sh -ec '
         systemd-run --quiet --unit=fake-pushwoosh /usr/bin/python3 /root/fake-pushwoosh.py
         printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:18080/json/1.3/\n" \
             >/etc/pwflagsd/net.conf

@@ -53,10 +53,14 @@ let package = Package(
         .target(name: "FeatureFlags", dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"], swiftSettings: strict),
         // The SDK's Foundation-shaped surface (NSError, [String: Any]) for the apps that want it; links Foundation.
         .target(name: "FeatureFlagsCompat", dependencies: ["FeatureFlags"], swiftSettings: strict),
-        .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore"], swiftSettings: strict),
-        .executableTarget(
-            name: "pwflags", dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO"],
+        // The CLI's commands, a library so that the daemon's binary runs them when started as `pwflags`.
+        .target(
+            name: "PWFlagsCLI", dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO"],
             swiftSettings: strict),
+        // One binary for the device: pwflagsd, and the CLI when started under the name `pwflags`.
+        .executableTarget(
+            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI"], swiftSettings: strict),
+        .executableTarget(name: "pwflags", dependencies: ["PWFlagsCLI"], swiftSettings: strict),
         // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
@@ -103,7 +107,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport"],
+            dependencies: [
+                "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "TestSupport"], swiftSettings: strict),
@@ -111,7 +117,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TestSupport", "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd", "pwflags", "checkout-example",
+                "TestSupport", "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd",
+                "pwflags", "checkout-example",
                 "pwflags-soak",
             ],
             swiftSettings: strict

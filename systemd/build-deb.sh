@@ -3,7 +3,7 @@
 #
 #   systemd/build-deb.sh [BINDIR [OUTDIR]]    (BINDIR defaults to .build/release, OUTDIR to .build/deb)
 #
-# BINDIR must hold pwflagsd and pwflags from `swift build -c release --static-swift-stdlib`.
+# BINDIR must hold pwflagsd from `swift build -c release --static-swift-stdlib`.
 # VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift) unless PWFLAGSD_DEB_VERSION says
 # otherwise (the container test builds a higher one to test upgrades). Prints the package's path.
 # Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps), binutils (strip), gzip; runs as any user (fakeroot-free: the
@@ -22,23 +22,21 @@ MAINTAINER=${PWFLAGSD_DEB_MAINTAINER:-pwflagsd developers <pwflagsd@example.org>
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
 
-for binary in pwflagsd pwflags; do
-    [[ -x $BINDIR/$binary ]] || { echo "build-deb: $BINDIR/$binary is missing" >&2; exit 1; }
-done
+[[ -x $BINDIR/pwflagsd ]] || { echo "build-deb: $BINDIR/pwflagsd is missing" >&2; exit 1; }
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 ROOT=$WORK/root
 umask 022
 
-# Files: binaries stripped as dh_strip does; units; sysusers; configuration; demo flags; docs.
+# Files: one binary stripped as dh_strip does, pwflags a link to it (the binary runs the CLI when started under
+# that name, as busybox does: one copy of the Swift runtime instead of two); units; sysusers; configuration; demo flags; docs.
 install -d "$ROOT/usr/bin" "$ROOT/usr/lib/systemd/system" "$ROOT/usr/lib/sysusers.d" "$ROOT/etc/pwflagsd" \
     "$ROOT/usr/share/pwflagsd" "$ROOT/usr/share/doc/pwflagsd" "$ROOT/usr/share/bash-completion/completions" \
     "$ROOT/usr/share/man/man1" "$ROOT/usr/share/man/man5" "$ROOT/usr/share/man/man8" "$ROOT/DEBIAN"
-for binary in pwflagsd pwflags; do
-    install -m 0755 "$BINDIR/$binary" "$ROOT/usr/bin/$binary"
-    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/$binary"
-done
+install -m 0755 "$BINDIR/pwflagsd" "$ROOT/usr/bin/pwflagsd"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/pwflagsd"
+ln -s pwflagsd "$ROOT/usr/bin/pwflags"
 install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
     "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$ROOT/usr/lib/systemd/system/"
 install -m 0644 "$REPO/systemd/pwflagsd.sysusers.conf" "$ROOT/usr/lib/sysusers.d/pwflagsd.conf"
@@ -75,7 +73,7 @@ echo /etc/pwflagsd/pwflagsd.conf >"$ROOT/DEBIAN/conffiles"
 chmod 0644 "$ROOT/DEBIAN/conffiles"
 mkdir -p "$WORK/src/debian"
 printf 'Source: pwflagsd\n\nPackage: pwflagsd\nArchitecture: any\n' >"$WORK/src/debian/control"
-shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" "$ROOT/usr/bin/pwflags" 2>"$WORK/shlibdeps.log") ||
+shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" 2>"$WORK/shlibdeps.log") ||
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
 depends="${shlibs#shlibs:Depends=}, systemd (>= 252), init-system-helpers (>= 1.54~)"
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)

@@ -96,6 +96,9 @@ hidden() { unshare --mount --propagation private -- sh -c 'mount -t tmpfs -o mod
 check "pwflagsd --version runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --version
 check "pwflagsd --check-config runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --check-config --config "$REPO/config/demo.conf"
 check "pwflags --help runs with /opt/swift hidden" hidden "$BINDIR/pwflags" --help
+# The package ships one binary: /usr/bin/pwflags is a link to pwflagsd, which runs the CLI under that name.
+ln -s "$(realpath "$BINDIR/pwflagsd")" "$WORK/pwflags"
+check "pwflagsd started as pwflags is the CLI" bash -c "'$WORK/pwflags' --help | grep -q '^Usage: pwflags'"
 
 echo "# the package (systemd/build-deb.sh), and a higher version of it for the upgrade"
 DEBDIR=$WORK/deb

@@ -1,6 +1,7 @@
 import FlagsCore
 import FlagsDaemon
 import FoundationEssentials
+import PWFlagsCLI
 
 #if canImport(Glibc)
     import Glibc
@@ -70,4 +71,8 @@ func writeStandardError(_ text: String) {
     }
 }
 
+// Started as `pwflags` (the package links /usr/bin/pwflags to this binary): the CLI, not the daemon.
+if CLI.isInvokedAsCLI(CommandLine.arguments.first) {
+    exit(CLI.run(Array(CommandLine.arguments.dropFirst())))
+}
 exit(await main())

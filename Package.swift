@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FeatureFlags", targets: ["FeatureFlags"]),
+        .library(name: "FeatureFlagsCompat", targets: ["FeatureFlagsCompat"]),
         .executable(name: "pwflagsd", targets: ["pwflagsd"]),
         .executable(name: "pwflags", targets: ["pwflags"]),
     ],
@@ -21,13 +22,19 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // libcurl through pkg-config: the HTTPS client that talks to Pushwoosh (shim.h wraps its variadic calls).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
         // by UnixIO (and the bench's floor).
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
         // The Pushwoosh json/1.3 wire format (README, Talking to Pushwoosh) and its HTTP transport.
-        .target(name: "PushwooshAPI", dependencies: ["FlagsCore"], swiftSettings: strict),
+        .target(name: "PushwooshAPI", dependencies: ["FlagsCore", "CCurl"], swiftSettings: strict),
         // The local socket's wire format (README, Protocol), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
@@ -44,10 +51,16 @@ let package = Package(
         ),
         // The client library local Swift apps import.
         .target(name: "FeatureFlags", dependencies: ["FlagsCore", "FlagsProtocol", "UnixIO"], swiftSettings: strict),
-        .executableTarget(name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore"], swiftSettings: strict),
-        .executableTarget(
-            name: "pwflags", dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO"],
+        // The SDK's Foundation-shaped surface (NSError, [String: Any]) for the apps that want it; links Foundation.
+        .target(name: "FeatureFlagsCompat", dependencies: ["FeatureFlags"], swiftSettings: strict),
+        // The CLI's commands, a library so that the daemon's binary runs them when started as `pwflags`.
+        .target(
+            name: "PWFlagsCLI", dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO"],
             swiftSettings: strict),
+        // One binary for the device: pwflagsd, and the CLI when started under the name `pwflags`.
+        .executableTarget(
+            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI"], swiftSettings: strict),
+        .executableTarget(name: "pwflags", dependencies: ["PWFlagsCLI"], swiftSettings: strict),
         // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
@@ -99,7 +112,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport"],
+            dependencies: [
+                "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "TestSupport"], swiftSettings: strict),
@@ -109,7 +124,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TestSupport", "FeatureFlags", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd", "pwflags", "checkout-example",
+                "TestSupport", "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd",
+                "pwflags", "checkout-example",
                 "pwflags-soak",
             ],
             swiftSettings: strict

@@ -3,11 +3,12 @@
 #
 #   systemd/build-deb.sh [BINDIR [OUTDIR]]    (BINDIR defaults to .build/release, OUTDIR to .build/deb)
 #
-# BINDIR must hold pwflagsd and pwflags from systemd/build-release.sh (static Swift runtime, -z relro -z now, no
-# RUNPATH); the package is refused otherwise. VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift),
-# which must be the newest entry of systemd/debian/changelog, the package's changelog. PWFLAGSD_DEB_VERSION builds
-# another version (the container test builds a higher one to test upgrades): its changelog then starts with an
-# entry saying so. The Maintainer is the one in systemd/debian/control. Prints the package's path.
+# BINDIR must hold pwflagsd from systemd/build-release.sh (static Swift runtime, -z relro -z now, no RUNPATH);
+# the package is refused otherwise; /usr/bin/pwflags is a link to it (the binary runs the CLI under that name).
+# VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift), which must be the newest entry of
+# systemd/debian/changelog, the package's changelog. PWFLAGSD_DEB_VERSION builds another version (the container
+# test builds a higher one to test upgrades): its changelog then starts with an entry saying so. The Maintainer is
+# the one in systemd/debian/control. Prints the package's path.
 # Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps, dpkg-parsechangelog), binutils (strip, readelf), gzip; runs as any
 # user (fakeroot-free: the archive's owners are set with dpkg-deb --root-owner-group).
 set -euo pipefail
@@ -31,7 +32,7 @@ MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
 
-for binary in pwflagsd pwflags; do
+for binary in pwflagsd; do
     [[ -x $BINDIR/$binary ]] || { echo "build-deb: $BINDIR/$binary is missing" >&2; exit 1; }
     # Hardening Debian expects of /usr/bin, and no RUNPATH of $ORIGIN (the loader would search /usr/bin).
     dynamic=$(readelf --dynamic "$BINDIR/$binary")
@@ -47,14 +48,14 @@ trap 'rm -rf "$WORK"' EXIT
 ROOT=$WORK/root
 umask 022
 
-# Files: binaries stripped as dh_strip does; units; sysusers; configuration; demo flags; docs.
+# Files: one binary stripped as dh_strip does, pwflags a link to it (the binary runs the CLI when started under
+# that name, as busybox does: one copy of the Swift runtime instead of two); units; sysusers; configuration; demo flags; docs.
 install -d "$ROOT/usr/bin" "$ROOT/usr/lib/systemd/system" "$ROOT/usr/lib/sysusers.d" "$ROOT/etc/pwflagsd" \
     "$ROOT/usr/share/pwflagsd" "$ROOT/usr/share/doc/pwflagsd" "$ROOT/usr/share/bash-completion/completions" \
     "$ROOT/usr/share/man/man1" "$ROOT/usr/share/man/man5" "$ROOT/usr/share/man/man8" "$ROOT/DEBIAN"
-for binary in pwflagsd pwflags; do
-    install -m 0755 "$BINDIR/$binary" "$ROOT/usr/bin/$binary"
-    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/$binary"
-done
+install -m 0755 "$BINDIR/pwflagsd" "$ROOT/usr/bin/pwflagsd"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/pwflagsd"
+ln -s pwflagsd "$ROOT/usr/bin/pwflags"
 install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
     "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$ROOT/usr/lib/systemd/system/"
 install -m 0644 "$REPO/systemd/pwflagsd.sysusers.conf" "$ROOT/usr/lib/sysusers.d/pwflagsd.conf"
@@ -96,7 +97,7 @@ echo /etc/pwflagsd/pwflagsd.conf >"$ROOT/DEBIAN/conffiles"
 chmod 0644 "$ROOT/DEBIAN/conffiles"
 mkdir -p "$WORK/src/debian"
 printf 'Source: pwflagsd\n\nPackage: pwflagsd\nArchitecture: any\n' >"$WORK/src/debian/control"
-shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" "$ROOT/usr/bin/pwflags" 2>"$WORK/shlibdeps.log") ||
+shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" 2>"$WORK/shlibdeps.log") ||
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
 depends="${shlibs#shlibs:Depends=}, systemd (>= 252), init-system-helpers (>= 1.54~)"
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)

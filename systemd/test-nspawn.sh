@@ -109,6 +109,9 @@ hidden() { unshare --mount --propagation private -- sh -c 'mount -t tmpfs -o mod
 check "pwflagsd --version runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --version
 check "pwflagsd --check-config runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --check-config --config "$REPO/config/demo.conf"
 check "pwflags --help runs with /opt/swift hidden" hidden "$BINDIR/pwflags" --help
+# The package ships one binary: /usr/bin/pwflags is a link to pwflagsd, which runs the CLI under that name.
+ln -s "$(realpath "$BINDIR/pwflagsd")" "$WORK/pwflags"
+check "pwflagsd started as pwflags is the CLI" bash -c "'$WORK/pwflags' --help | grep -q '^Usage: pwflags'"
 
 echo "# the package (systemd/build-deb.sh), and a higher version of it for the upgrade"
 DEBDIR=$WORK/deb
@@ -501,7 +504,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 PY
-check "pwflagsd@net fetches through FoundationNetworking (libcurl) under the full hardening" in_ct sh -ec '
+check "pwflagsd@net fetches through libcurl under the full hardening" in_ct sh -ec '
     systemd-run --quiet --unit=fake-pushwoosh /usr/bin/python3 /root/fake-pushwoosh.py '"$UPSTREAM_PORT"'
     printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:'"$UPSTREAM_PORT"'/json/1.3/\n" \
         >/etc/pwflagsd/net.conf

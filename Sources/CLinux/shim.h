@@ -9,6 +9,10 @@
 #include <sys/timerfd.h>
 
 // prctl(2) is variadic, which Swift cannot call.
+static inline int pwflagsd_prctl_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
 static inline int pwflagsd_prctl_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
 }

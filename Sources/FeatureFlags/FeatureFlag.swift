@@ -56,20 +56,6 @@ public struct FeatureFlag: Sendable, Hashable, CustomStringConvertible {
         flag.bool(forProperty: name, default: defaultValue)
     }
 
-    /// A JSON property holding an object, as a dictionary like the SDK's, or nil.
-    ///
-    /// Values are `String`, `Double`, `Bool`, `NSNull`, `[Any]` and `[String: Any]`, the shapes
-    /// `JSONSerialization` gives, except that a boolean is a `Bool` and a number a `Double` (not one `NSNumber`
-    /// for both), so `as? Bool` never takes `1` for `true`. Use `jsonObjectValue` for typed values.
-    public func jsonObject(forProperty name: String) -> [String: Any]? {
-        flag.jsonObject(forProperty: name)?.mapValues(\.foundationValue)
-    }
-
-    /// A JSON property holding an array, as `[Any]` like the SDK's, or nil. Elements as in `jsonObject`.
-    public func jsonArray(forProperty name: String) -> [Any]? {
-        flag.jsonArray(forProperty: name)?.map(\.foundationValue)
-    }
-
     /// A JSON property holding an object, typed: what to use when the value must be compared or re-encoded.
     public func jsonObjectValue(forProperty name: String) -> [String: JSONValue]? {
         flag.jsonObject(forProperty: name)

@@ -1,7 +1,7 @@
 public import Dispatch
 import FlagsCore
 import FlagsProtocol
-public import Foundation
+import FoundationEssentials
 
 /// What a program asks of the daemon: refreshes, impressions, the user and the app's state.
 extension FeatureFlags {
@@ -10,22 +10,23 @@ extension FeatureFlags {
         case foreground, background
     }
 
-    /// Asks the daemon to refresh (R10), then calls `completion` on `queue` with nil or an `NSError` in
-    /// `PWFeatureFlagsErrorDomain` whose `code` is the R11 status (`0`: the daemon could not be reached).
+    /// Asks the daemon to refresh (R10), then calls `completion` on `queue` with nil or the ``ClientError``,
+    /// whose `status` is the R11 status (`0`: the daemon could not be reached). With `FeatureFlagsCompat`
+    /// imported, `error as NSError` is the SDK's error in `PWFeatureFlagsErrorDomain` with that status as `code`.
     ///
     /// On success the completion runs after the mirror shows the refreshed flags, so it may read them.
-    public func refresh(queue: DispatchQueue = .main, completion: (@Sendable (NSError?) -> Void)? = nil) {
+    public func refresh(queue: DispatchQueue = .main, completion: (@Sendable (ClientError?) -> Void)? = nil) {
         let store = self.store
         let commands = self.commands
         commands.queue.async {
             let error = Self.performRefresh(store: store, commands: commands)
             guard let completion else { return }
-            queue.async { completion(error?.featureFlagsError) }
+            queue.async { completion(error) }
         }
     }
 
-    /// Asks the daemon to refresh; throws an `NSError` in `PWFeatureFlagsErrorDomain` (see `refresh(queue:completion:)`).
-    public func refresh() async throws {
+    /// Asks the daemon to refresh; throws the ``ClientError`` (see `refresh(queue:completion:)`).
+    public func refresh() async throws(ClientError) {
         let store = self.store
         let commands = self.commands
         let error: ClientError? = await withCheckedContinuation { continuation in
@@ -33,7 +34,7 @@ extension FeatureFlags {
                 continuation.resume(returning: Self.performRefresh(store: store, commands: commands))
             }
         }
-        if let error { throw error.featureFlagsError }
+        if let error { throw error }
     }
 
     /// Reports that the user reached the code behind `key` (R17). Returns at once; the daemon sends the event

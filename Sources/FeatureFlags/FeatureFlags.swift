@@ -1,5 +1,5 @@
 import FlagsCore
-public import Foundation
+public import FoundationEssentials
 
 /// Feature flags for a local Swift program, served by pwflagsd: the API of the Pushwoosh iOS SDK's
 /// `Pushwoosh.configure.featureFlags`.

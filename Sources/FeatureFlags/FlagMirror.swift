@@ -1,6 +1,6 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 
 /// What the library knows of the daemon's flags: the flags, the revision they stand at, and until when they
 /// may be served without the daemon (R15).

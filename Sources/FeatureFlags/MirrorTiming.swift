@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The subscriber thread's delays and clock; the tests shorten the delays and inject the clock.
 struct MirrorTiming: Sendable {

@@ -1,8 +1,9 @@
 import Dispatch
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -18,9 +19,9 @@ final class Subscriber: Sendable {
     let socketPath: String
     private let store: MirrorStore
     private let timing: MirrorTiming
-    /// An `NSLock`, not a `Mutex`: this state is cold, and the thread sanitizer sees the pthread mutex behind
-    /// `NSLock` but not the futex behind `Mutex` on Linux, which it reported as a race here.
-    private let controlLock = NSLock()
+    /// A pthread mutex, not a `Mutex`: this state is cold, and the thread sanitizer sees a pthread mutex but not
+    /// the futex behind `Mutex` on Linux, which it reported as a race here.
+    private let controlLock = PthreadMutex()
     nonisolated(unsafe) private var controlState = Control()
     /// Wakes the backoff wait on `stop()`.
     private let wake = DispatchSemaphore(value: 0)
@@ -51,12 +52,10 @@ final class Subscriber: Sendable {
         }
         settled.store(true, ordering: .releasing)
         guard begin else { return }
-        let thread = Thread { [self] in
+        DetachedThread.start(name: "pwflags-mirror") { [self] in
             run()
             finished.signal()
         }
-        thread.name = "pwflags-mirror"
-        thread.start()
     }
 
     /// Asks the thread to end; with `waiting`, returns once it has (at most a few seconds).

@@ -48,6 +48,7 @@ extension Configuration {
         case .userID: userID
         case .deviceType: deviceType.map(String.init)
         case .requestTimeout: requestTimeout.systemdTimeSpan
+        case .caFile: caFile
         case .cacheMaxAge: cacheMaxAge.systemdTimeSpan
         case .refreshInterval: refreshInterval.systemdTimeSpan
         case .sessionTimeout: sessionTimeout.systemdTimeSpan
@@ -129,6 +130,7 @@ extension Configuration {
         case .hwid: "derived from the machine id"
         case .userID: "the HWID, until a client sets one"
         case .deviceType: "unset: device_type is left out"
+        case .caFile: "unset: the system store alone"
         case .localFlagsFile: usesLocalSource ? "unset: no local flags to serve" : "unset"
         case .metricsFile: "unset: no metrics file is written"
         case .listenAddress: "unset: OFREP is off"

@@ -20,6 +20,9 @@ public struct Configuration: Sendable, Equatable {
     public var deviceType: Int?
     /// The whole HTTP exchange.
     public var requestTimeout: Duration = .seconds(10)
+    /// A PEM bundle of certificate authorities trusted for Pushwoosh's TLS besides the system store (a
+    /// TLS-inspecting proxy's CA); nil: the system store alone.
+    public var caFile: String?
 
     // MARK: [FeatureFlags]
 

@@ -11,6 +11,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case userID = "UserID"
     case deviceType = "DeviceType"
     case requestTimeout = "RequestTimeout"
+    case caFile = "CAFile"
 
     // [FeatureFlags]
     case cacheMaxAge = "CacheMaxAge"
@@ -49,7 +50,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     /// The section the key belongs in.
     public var section: ConfigurationSection {
         switch self {
-        case .applicationCode, .serverURL, .apiTokenFile, .hwid, .userID, .deviceType, .requestTimeout:
+        case .applicationCode, .serverURL, .apiTokenFile, .hwid, .userID, .deviceType, .requestTimeout, .caFile:
             .pushwoosh
         case .cacheMaxAge, .refreshInterval, .sessionTimeout, .sessionMaxAge, .refreshThrottle, .disableThrottle,
             .lifecycle, .localFlagsFile, .retryBackoff, .refreshSpread, .sessionStartDelay:

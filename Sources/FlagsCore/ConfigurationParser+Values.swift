@@ -34,6 +34,9 @@ extension ConfigurationParser {
         case .deviceType:
             guard let number = Int(value) else { return "invalid integer '\(shown)' for \(name)" }
             configuration.deviceType = number
+        case .caFile:
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.caFile = resolved(value, relativeTo: origin)
         case .requestTimeout:
             return setDuration(value, name: name, allowingZero: false, at: \.requestTimeout, in: &configuration)
         case .cacheMaxAge:

@@ -233,6 +233,7 @@ public struct ConfigurationParser: Sendable {
         case .userID: configuration.userID = defaults.userID
         case .deviceType: configuration.deviceType = defaults.deviceType
         case .requestTimeout: configuration.requestTimeout = defaults.requestTimeout
+        case .caFile: configuration.caFile = defaults.caFile
         case .cacheMaxAge: configuration.cacheMaxAge = defaults.cacheMaxAge
         case .refreshInterval: configuration.refreshInterval = defaults.refreshInterval
         case .sessionTimeout: configuration.sessionTimeout = defaults.sessionTimeout

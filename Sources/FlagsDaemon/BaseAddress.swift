@@ -1,5 +1,5 @@
 import FlagsCore
-import Foundation
+import FoundationEssentials
 import PushwooshAPI
 import Synchronization
 

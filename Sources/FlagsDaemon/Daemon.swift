@@ -1,5 +1,5 @@
 public import FlagsCore
-import Foundation
+import FoundationEssentials
 import UnixIO
 
 #if canImport(Glibc)
@@ -159,7 +159,7 @@ public final class Daemon: Sendable {
         case .absent:
             break
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathComponents.directory(of: path)
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import UnixIO
 
 /// The daemon's two clocks, and a way to wait.

@@ -1,6 +1,6 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 import UnixIO
 
 /// The daemon's side of the requests: carries out the methods that may wait (the network, the disk) on the

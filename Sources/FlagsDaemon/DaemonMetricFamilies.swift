@@ -32,6 +32,9 @@ struct DaemonMetricFamilies {
                 labels: [("trigger", $0.key.trigger), ("outcome", $0.key.outcome), ("status", String($0.key.status))],
                 value: Double($0.value))
         }
+        let failures = daemon.refreshFailures.sorted { $0.key < $1.key }.map {
+            Sample(labels: [("reason", $0.key)], value: Double($0.value))
+        }
         let impressions = daemon.impressions.sorted { $0.key < $1.key }.map {
             Sample(labels: [("outcome", $0.key)], value: Double($0.value))
         }
@@ -47,6 +50,10 @@ struct DaemonMetricFamilies {
                 "pwflagsd_refreshes",
                 "Requests to the flag source that ended, by trigger, outcome (complete, partial, failed) and "
                     + "R11 status (200 for a reply that was used).", refreshes),
+            .counter(
+                "pwflagsd_refresh_failures",
+                "Failed requests to Pushwoosh, by reason (dns, connect, tls, timeout, tooLarge, cancelled, network, "
+                    + "http, unusable, notSent).", failures),
             .counter("pwflagsd_impressions", "logImpression answers, by outcome.", impressions),
             .gauge("pwflagsd_flags", "Flags served.", Double(flags)),
             .gauge("pwflagsd_revision", "Revision of the served flag set since the daemon started.", Double(revision)),

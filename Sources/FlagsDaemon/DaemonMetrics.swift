@@ -15,6 +15,8 @@ final class DaemonMetrics: Sendable {
     struct Counts: Sendable, Equatable {
         var refreshes: [Refresh: Int] = [:]
         var impressions: [String: Int] = [:]
+        /// Failed requests to Pushwoosh by ``PushwooshError/Kind``.
+        var refreshFailures: [String: Int] = [:]
     }
 
     private let counts = Mutex(Counts())
@@ -24,6 +26,11 @@ final class DaemonMetrics: Sendable {
     /// Counts one request to the flag source that ended.
     func refreshed(trigger: String, outcome: String, status: Int) {
         counts.withLock { $0.refreshes[Refresh(trigger: trigger, outcome: outcome, status: status), default: 0] += 1 }
+    }
+
+    /// Counts one failed request to Pushwoosh by why it failed.
+    func refreshFailed(kind: String) {
+        counts.withLock { $0.refreshFailures[kind, default: 0] += 1 }
     }
 
     /// Counts one `logImpression` answer by its outcome.

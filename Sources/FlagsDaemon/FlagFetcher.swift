@@ -1,7 +1,11 @@
 import FlagsCore
-import Foundation
+import FoundationEssentials
 import PushwooshAPI
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where flags come from: Pushwoosh, or the local file. The refresher treats both the same way.
 protocol FlagFetcher: Sendable {
@@ -63,9 +67,20 @@ final class PushwooshFetcher: FlagFetcher {
         guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
         common.userId = userId
-        let offset = TimeZone.current.secondsFromGMT(for: date)
+        let offset = Self.utcOffset(at: date)
         let event = PushwooshEvent.impression(of: flag, date: date, utcOffsetSeconds: offset)
         return await client.postEvent(base: base.current, common: common, event: event)
+    }
+}
+
+extension PushwooshFetcher {
+    /// The local time zone's offset from UTC at `date`, in seconds, from the C library (`TZ`, /etc/localtime):
+    /// Foundation's `TimeZone.current` needs ICU for anything but UTC.
+    static func utcOffset(at date: Date) -> Int {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return 0 }
+        return parts.tm_gmtoff
     }
 }
 

@@ -1,6 +1,6 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 import PushwooshAPI
 import Synchronization
 

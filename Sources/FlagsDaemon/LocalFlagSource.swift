@@ -1,9 +1,13 @@
 import Dispatch
 public import FlagsCore
-public import Foundation
+public import FoundationEssentials
 import PushwooshAPI
 import Synchronization
 import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The local flag source: `LocalFlagsFile` in the `getFeatureFlags` `response` shape, served when
 /// `ApplicationCode` is empty, re-read when it changes and on `refresh`.

@@ -1,6 +1,6 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 
 /// Writes metric families as OpenMetrics 1.0 text or as the Prometheus text format 0.0.4.
 ///
@@ -47,11 +47,11 @@ enum MetricsExposition {
     }
 
     private static func escapeLabel(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+            .replacing("\n", with: "\\n")
     }
 
     private static func escapeHelp(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+        value.replacing("\\", with: "\\\\").replacing("\n", with: "\\n")
     }
 }

@@ -1,6 +1,6 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 import Synchronization
 import UnixIO
 
@@ -36,15 +36,15 @@ final class MetricsFileWriter: Service {
     /// One round: the text from the server's loop, written in place of the file.
     func write(to path: String) async {
         let text = await server.metricsText(format: .prometheus)
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let directory = PathComponents.directory(of: path)
+        let name = PathComponents.name(of: path)
         do {
             try AtomicFile.write(Array(text.utf8), to: name, in: directory.isEmpty ? "/" : directory, mode: 0o644)
             if lastProblem.withLock({ $0.take() }) != nil {
                 logger.notice("the metrics file is written again", ["METRICS_FILE": path])
             }
         } catch {
-            let problem = error.description
+            let problem = String(describing: error)
             let isNew = lastProblem.withLock { last in
                 defer { last = problem }
                 return last != problem

@@ -50,7 +50,7 @@ actor Refresher {
     var wallOffset: Double
     /// The disk cache and its fetch time on both clocks.
     var cache: CacheTimes
-    private var lastError: (status: Int, at: Double)?
+    private var lastError: RefresherStatus.LastFailure?
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
     private var cacheError: (reason: String, at: Double)?
@@ -263,18 +263,23 @@ actor Refresher {
             return .fetched
         case .failure(let error):
             metrics.refreshed(trigger: trigger, outcome: "failed", status: error.status)
+            metrics.refreshFailed(kind: error.kind.rawValue)
             let retryAfter =
                 error.honorsRetryAfter ? error.retryAfter.flatMap { RetryAfter.seconds($0, now: clock.wallNow()) } : nil
             policy.requestFinished(.failed, automatic: automatic, now: now, jitter: jitter(), retryAfter: retryAfter)
-            lastError = (error.status, now)
+            lastError = RefresherStatus.LastFailure(
+                status: error.status, kind: error.kind, reason: error.reason, at: now)
             if let until = policy.hold(now: now) {
                 logger.warning(
                     "Pushwoosh asked to wait (Retry-After): no request before \(RefresherStatus.wallText(until, clock: clock))",
                     ["HTTP_STATUS": String(error.status), "PWFLAGS_EVENT": "retry-after"])
             }
             logger.warning(
-                "refresh failed; the stored flags stay in effect: \(error.reason)",
-                ["HTTP_STATUS": String(error.status), "PWFLAGS_EVENT": "refresh-failed"]
+                "refresh failed (\(error.kind.rawValue)); the stored flags stay in effect: \(error.reason)",
+                [
+                    "HTTP_STATUS": String(error.status), "PWFLAGS_ERROR_KIND": error.kind.rawValue,
+                    "PWFLAGS_EVENT": "refresh-failed",
+                ]
             )
             publish()
             return .failed(error)

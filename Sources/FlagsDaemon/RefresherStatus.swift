@@ -1,6 +1,7 @@
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
+import PushwooshAPI
 
 /// What the refresher knows for `status`, published after every change so the socket loop reads it without
 /// waiting on the actor.
@@ -14,7 +15,7 @@ struct RefresherStatus: Sendable, Equatable {
     var cacheMaxAge: Double = .infinity
     var stale = false
     var partial = false
-    var lastError: (status: Int, at: Double)?
+    var lastError: LastFailure?
     var nextRefreshAt: Double?
     /// Pushwoosh's `Retry-After` holds every request back until this (F3).
     var heldUntil: Double?
@@ -29,13 +30,20 @@ struct RefresherStatus: Sendable, Equatable {
 
     static func == (lhs: RefresherStatus, rhs: RefresherStatus) -> Bool {
         lhs.userId == rhs.userId && lhs.fetchedAt == rhs.fetchedAt && lhs.stale == rhs.stale
-            && lhs.partial == rhs.partial && lhs.lastError?.status == rhs.lastError?.status
-            && lhs.lastError?.at == rhs.lastError?.at && lhs.nextRefreshAt == rhs.nextRefreshAt
+            && lhs.partial == rhs.partial && lhs.lastError == rhs.lastError && lhs.nextRefreshAt == rhs.nextRefreshAt
             && lhs.heldUntil == rhs.heldUntil && lhs.foreground == rhs.foreground
             && lhs.sessionStartedAt == rhs.sessionStartedAt
             && lhs.session == rhs.session && lhs.problem == rhs.problem
             && lhs.cacheMaxAge == rhs.cacheMaxAge && lhs.cacheError?.reason == rhs.cacheError?.reason
             && lhs.cacheError?.at == rhs.cacheError?.at && lhs.expired == rhs.expired
+    }
+
+    /// The last failed refresh: its R11 status, kind and reason (never with the token), and when (boot clock).
+    struct LastFailure: Sendable, Equatable {
+        var status: Int
+        var kind: PushwooshError.Kind
+        var reason: String
+        var at: Double
     }
 
     /// Fills in the `status` members this part of the daemon owns, with wall times read from `clock` now.
@@ -45,7 +53,9 @@ struct RefresherStatus: Sendable, Equatable {
         status.fetchedAt = wall.timestamp(fetchedAt)
         status.stale = stale
         status.partial = partial
-        status.lastError = lastError.map { StatusResult.LastError(status: $0.status, at: wall.text($0.at)) }
+        status.lastError = lastError.map {
+            StatusResult.LastError(status: $0.status, at: wall.text($0.at), kind: $0.kind.rawValue, reason: $0.reason)
+        }
         status.nextRefreshAt = wall.timestamp(nextRefreshAt)
         status.heldUntil = wall.timestamp(heldUntil)
         status.appState = foreground ? "foreground" : "background"

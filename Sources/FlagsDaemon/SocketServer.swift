@@ -1,5 +1,5 @@
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 public import UnixIO
 
 /// The local socket server (README, Protocol): an epoll loop on its own thread for the socket, and a task group
@@ -43,13 +43,11 @@ public final class SocketServer: Service {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                        let thread = Thread {
+                        DetachedThread.start(name: "pwflagsd-socket") {
                             loop.run()
                             workSink.finish()
                             done.resume()
                         }
-                        thread.name = "pwflagsd-socket"
-                        thread.start()
                     }
                 }
                 for await item in work {

@@ -1,5 +1,5 @@
 import FlagsCore
-import Foundation
+import FoundationEssentials
 import PushwooshAPI
 import Synchronization
 
@@ -46,7 +46,8 @@ final class SourceStack: Sendable {
             self.pushwoosh = nil
         } else {
             let token = Self.readAPIToken(configuration, environment: environment, logger: logger)
-            let client = PushwooshClient(apiToken: token, requestTimeout: configuration.requestTimeout)
+            let client = PushwooshClient(
+                apiToken: token, requestTimeout: configuration.requestTimeout, caFile: configuration.caFile)
             self.client = client
             let pushwoosh = Self.makePushwooshFetcher(
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
@@ -133,7 +134,7 @@ final class SourceStack: Sendable {
             line += ", not fetched yet"
         }
         if let error = status.lastError {
-            line += "; offline: last refresh failed with status \(error.status)"
+            line += "; offline: last refresh failed with status \(error.status) (\(error.kind.rawValue))"
         }
         if status.cacheError != nil { line += "; cannot write the disk cache" }
         return line
@@ -156,7 +157,7 @@ final class SourceStack: Sendable {
         if let saved = stateDirectory.read("hwid").map({ String(decoding: $0, as: UTF8.self) }), saved.count == 32 {
             return saved
         }
-        let generated = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let generated = UUID().uuidString.replacing("-", with: "").lowercased()
         logger.warning("no /etc/machine-id: using a random HWID kept in the state directory")
         try? stateDirectory.writeAtomically("hwid", Array(generated.utf8))
         return generated
@@ -206,7 +207,7 @@ final class SourceStack: Sendable {
             logger.warning("cannot read the API token file; requests go without Authorization", ["TOKEN_FILE": path])
             return nil
         }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = PathComponents.trimmed(String(decoding: data, as: UTF8.self))
         return token.isEmpty ? nil : token
     }
 }

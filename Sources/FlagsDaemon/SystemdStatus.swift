@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Keeps the `STATUS=` line of `systemctl status` current, looking every few seconds and sending it when it changed.

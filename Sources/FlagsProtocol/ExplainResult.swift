@@ -91,11 +91,7 @@ public struct ExplainResult: CallResult, Equatable {
         expiresAt = result["expiresAt"]?.stringValue
         stale = result["stale"]?.boolValue ?? false
         partial = result["partial"]?.boolValue ?? false
-        if let error = result["lastError"], let status = error["status"]?.integerValue,
-            let at = error["at"]?.stringValue
-        {
-            lastError = StatusResult.LastError(status: status, at: at)
-        }
+        lastError = StatusResult.LastError(json: result["lastError"])
         nextRefreshAt = result["nextRefreshAt"]?.stringValue
         heldUntil = result["heldUntil"]?.stringValue
         problem = result["problem"]?.stringValue
@@ -129,7 +125,7 @@ public struct ExplainResult: CallResult, Equatable {
             "expiresAt": text(expiresAt),
             "stale": .bool(stale),
             "partial": .bool(partial),
-            "lastError": lastError.map { ["status": .number(Double($0.status)), "at": .string($0.at)] } ?? .null,
+            "lastError": lastError?.json ?? .null,
             "nextRefreshAt": text(nextRefreshAt),
             "heldUntil": text(heldUntil),
             "problem": text(problem),

@@ -37,14 +37,37 @@ public struct StatusResult: CallResult, Equatable {
     /// Why the configured source cannot be used (a broken flags file, a refused token), for people.
     public var problem: String?
 
-    /// The last failed refresh: its R11 status and when.
+    /// The last failed refresh: its R11 status, why, and when.
     public struct LastError: Sendable, Equatable {
         public var status: Int
         public var at: String
+        /// Why, in one word: `dns`, `connect`, `tls`, `timeout`, `tooLarge`, `cancelled`, `network`, `http`,
+        /// `unusable` or `notSent`; nil from a daemon older than this member.
+        public var kind: String?
+        /// The failure in words, never with the API token; nil from a daemon older than this member.
+        public var reason: String?
 
-        public init(status: Int, at: String) {
+        public init(status: Int, at: String, kind: String? = nil, reason: String? = nil) {
             self.status = status
             self.at = at
+            self.kind = kind
+            self.reason = reason
+        }
+
+        /// Reads a `lastError` object; nil for null or a malformed one.
+        public init?(json: JSONValue?) {
+            guard let json, let status = json["status"]?.integerValue, let at = json["at"]?.stringValue else {
+                return nil
+            }
+            self.init(status: status, at: at, kind: json["kind"]?.stringValue, reason: json["reason"]?.stringValue)
+        }
+
+        /// The `lastError` object.
+        public var json: JSONValue {
+            var members: [String: JSONValue] = ["status": .number(Double(status)), "at": .string(at)]
+            if let kind { members["kind"] = .string(kind) }
+            if let reason { members["reason"] = .string(reason) }
+            return .object(members)
         }
     }
 
@@ -89,11 +112,7 @@ public struct StatusResult: CallResult, Equatable {
         fetchedAt = result["fetchedAt"]?.stringValue
         stale = result["stale"]?.boolValue ?? false
         partial = result["partial"]?.boolValue ?? false
-        if let error = result["lastError"], let status = error["status"]?.integerValue,
-            let at = error["at"]?.stringValue
-        {
-            lastError = LastError(status: status, at: at)
-        }
+        lastError = LastError(json: result["lastError"])
         nextRefreshAt = result["nextRefreshAt"]?.stringValue
         heldUntil = result["heldUntil"]?.stringValue
         appState = result["appState"]?.stringValue ?? "foreground"
@@ -134,7 +153,7 @@ public struct StatusResult: CallResult, Equatable {
             "fetchedAt": text(fetchedAt),
             "stale": .bool(stale),
             "partial": .bool(partial),
-            "lastError": lastError.map { ["status": number($0.status), "at": .string($0.at)] } ?? .null,
+            "lastError": lastError?.json ?? .null,
             "nextRefreshAt": text(nextRefreshAt),
             "heldUntil": text(heldUntil),
             "appState": .string(appState),

@@ -1,5 +1,5 @@
 public import FlagsCore
-public import Foundation
+public import FoundationEssentials
 
 /// A `getFeatureFlags` reply: the flags, whether they are partial, and a new base if one was sent.
 ///

@@ -1,11 +1,15 @@
-public import Foundation
+import Dispatch
+public import FoundationEssentials
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
+#if canImport(Glibc)
+    import Glibc
 #endif
 
-/// Calls Pushwoosh over HTTPS: one exchange per call, bounded in time and size, no redirects, no cookies, no cache.
+/// Calls Pushwoosh over HTTPS through libcurl: one exchange per call, bounded in time and size, no redirects, no
+/// cookies, no cache; the connection stays open for the next call. Certificates are checked against the system
+/// store, plus `caFile` when given; libcurl honours the proxy variables (`https_proxy`, `http_proxy`,
+/// `all_proxy`, `no_proxy`).
 ///
 /// Every result is a `Result` rather than a throw, because every failure has an R11 status the daemon reports.
 public final class PushwooshClient: Sendable {
@@ -14,14 +18,18 @@ public final class PushwooshClient: Sendable {
     /// The largest reply body accepted.
     public let maximumReplyBytes: Int
     private let apiToken: String?
+    /// A PEM bundle of certificate authorities trusted besides the system store (`CAFile`), or nil.
+    public let caFile: String?
     private let timeout: Mutex<Duration>
+    private let channels = CurlChannelPool()
 
     /// A client sending `Authorization: Token {apiToken}` when a token is given.
     public init(
         apiToken: String?, requestTimeout: Duration = .seconds(10),
-        maximumReplyBytes: Int = PushwooshEnvelope.maximumBodyBytes
+        maximumReplyBytes: Int = PushwooshEnvelope.maximumBodyBytes, caFile: String? = nil
     ) {
         self.apiToken = apiToken
+        self.caFile = caFile
         self.timeout = Mutex(requestTimeout)
         self.maximumReplyBytes = maximumReplyBytes
     }
@@ -51,29 +59,30 @@ public final class PushwooshClient: Sendable {
     }
 
     /// Performs `request` and returns the body of an HTTP 200 reply.
+    ///
+    /// The exchange runs on a thread of its own, never one of the cooperative pool; cancelling the calling task
+    /// (a reload, the daemon's stop) ends it at once.
     public func send(_ request: PushwooshRequest) async -> Result<[UInt8], PushwooshError> {
         // Read once: an exchange keeps the timeout it started with.
-        let timeout = requestTimeout
-        let exchange = HTTPExchange(limit: maximumReplyBytes)
-        let session = URLSession(configuration: configuration(timeout: timeout), delegate: exchange, delegateQueue: nil)
-        // The session holds its delegate strongly until invalidated.
-        defer { session.invalidateAndCancel() }
-        let urlRequest = request.urlRequest(timeout: timeout)
-        // URLSession's own timeouts reset on every byte; racing a sleep bounds the whole exchange.
-        let outcome = await withTaskGroup(of: ExchangeOutcome.self) { group in
-            group.addTask { await exchange.run(session: session, request: urlRequest) }
-            group.addTask {
-                do {
-                    try await Task.sleep(for: timeout)
-                    return .failure(.noReply("timed out after \(timeout)"))
-                } catch {
-                    return .failure(.noReply("cancelled"))
+        let exchangeRequest = CurlExchange.Request(
+            url: request.url.absoluteString, headers: request.headers.sorted { $0.key < $1.key }.map { "\($0): \($1)" },
+            body: request.body, timeout: requestTimeout, caFile: caFile, connectTo: Self.connectTo)
+        guard let channel = channels.take() else {
+            return .failure(.notSent("libcurl could not be initialised"))
+        }
+        let cancellation = CurlCancellation(channel: channel)
+        let limit = maximumReplyBytes
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<ExchangeOutcome, Never>) in
+                DispatchQueue.global().async {
+                    let exchange = CurlExchange(channel: channel, limit: limit, cancellation: cancellation)
+                    continuation.resume(returning: exchange.perform(exchangeRequest))
                 }
             }
-            let first = await group.next() ?? .failure(.noReply("cancelled"))
-            group.cancelAll()
-            return first
+        } onCancel: {
+            cancellation.cancel()
         }
+        channels.give(back: channel)
         switch outcome {
         case .ok(let body): return .success(body)
         // The token never reaches any reason text; redacting here and after decoding is a second lock.
@@ -81,14 +90,11 @@ public final class PushwooshClient: Sendable {
         }
     }
 
-    private func configuration(timeout: Duration) -> URLSessionConfiguration {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        configuration.timeoutIntervalForRequest = timeout.foundationBackstop
-        configuration.timeoutIntervalForResource = timeout.foundationBackstop
-        return configuration
-    }
+    /// `PWFLAGSD_TEST_CONNECT_TO`, read once: `host:port:connect-host:connect-port` entries (comma-separated) that
+    /// send a host's connections elsewhere, so that tests can aim the default address at a local server. Not
+    /// for production: the README lists it under development.
+    static let connectTo: [String] = {
+        guard let value = getenv("PWFLAGSD_TEST_CONNECT_TO") else { return [] }
+        return String(cString: value).split(separator: ",").map(String.init)
+    }()
 }

@@ -1,5 +1,5 @@
 import FlagsCore
-public import Foundation
+public import FoundationEssentials
 
 /// Where calls go: the default Pushwoosh address or an accepted reverse proxy (R16).
 ///

@@ -1,5 +1,5 @@
 public import FlagsCore
-public import Foundation
+public import FoundationEssentials
 
 /// The outer object of every reply: `{"status_code": 200, "status_message": "OK", "response": ..., "base_url": ...}`.
 public struct PushwooshEnvelope: Sendable, Equatable {

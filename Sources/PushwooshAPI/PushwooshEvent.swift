@@ -1,5 +1,5 @@
 public import FlagsCore
-public import Foundation
+public import FoundationEssentials
 
 /// An event for `postEvent`: its name, attributes and the two timestamps (README, Talking to Pushwoosh).
 public struct PushwooshEvent: Sendable, Equatable {

@@ -1,5 +1,5 @@
 public import FlagsCore
-public import Foundation
+public import FoundationEssentials
 
 /// One call as it goes on the wire: `POST {base}{method}` with the JSON body and headers of the README's
 /// Talking to Pushwoosh section.

@@ -1,5 +1,8 @@
 import FeatureFlags
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The seed's checkout screen, printing what it would show.
 final class CheckoutScreen: FeatureFlagsUpdateListener {
@@ -38,8 +41,16 @@ final class CheckoutScreen: FeatureFlagsUpdateListener {
         Self.say("old checkout")
     }
 
-    /// Writes a line straight to stdout: unbuffered, so that a reader of a pipe sees it with `--follow`.
-    static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    /// Writes a line straight to stdout (or `descriptor`): unbuffered, so that a reader of a pipe sees it with
+    /// `--follow`.
+    static func say(_ line: String, to descriptor: Int32 = 1) {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import FeatureFlags
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +17,7 @@ while let argument = arguments.popFirst() {
     case "--follow":
         follow = true
     default:
-        FileHandle.standardError.write(Data("usage: checkout-example [--socket PATH] [--follow]\n".utf8))
+        CheckoutScreen.say("usage: checkout-example [--socket PATH] [--follow]", to: 2)
         exit(2)
     }
 }
@@ -25,7 +25,7 @@ let flags =
     socketPath.map { FeatureFlags(socketPath: $0) }
     ?? FeatureFlags(socketPath: SocketLocation.resolve(environment: ProcessInfo.processInfo.environment))
 if await !flags.waitForFirstSnapshot(timeout: .seconds(5)) {
-    FileHandle.standardError.write(Data("no flags from pwflagsd at \(flags.socketPath); showing the defaults\n".utf8))
+    CheckoutScreen.say("no flags from pwflagsd at \(flags.socketPath); showing the defaults", to: 2)
 }
 let screen = CheckoutScreen(flags: flags)
 screen.render()

@@ -7,7 +7,7 @@ import PWFlagsTestKit
 
 /// pwflags-bench: pwflagsd measured against the machine's own floor, side by side in one run.
 ///
-///     pwflags-bench [--quick] [--json PATH]
+///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE]
 ///
 /// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
 /// next to it.
@@ -24,12 +24,15 @@ if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.conta
 
 if arguments.contains("--help") {
     print(
-        "Usage: pwflags-bench [--quick] [--json PATH]\nMeasures the pwflagsd built next to it; see README, Performance."
+        "Usage: pwflags-bench [--quick] [--json PATH] [--deb PACKAGE]\nMeasures the pwflagsd built next to it; see README, Performance."
     )
     exit(0)
 }
 let quick = arguments.contains("--quick")
 let jsonPath = arguments.firstIndex(of: "--json").flatMap {
+    arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+}
+let packagePath = arguments.firstIndex(of: "--deb").flatMap {
     arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
 }
 
@@ -71,6 +74,9 @@ do {
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()
     try OFREPBenchmark.run(bench: bench, quick: quick, report: report)
+    Footprint.run(
+        binaryDirectory: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path,
+        package: packagePath, report: report, directory: directory)
     try bench.memory()
     try bench.startup(benchPath: CommandLine.arguments[0])
 } catch {

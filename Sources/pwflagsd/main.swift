@@ -1,6 +1,7 @@
 import FlagsCore
 import FlagsDaemon
-import Foundation
+import FoundationEssentials
+import PWFlagsCLI
 
 #if canImport(Glibc)
     import Glibc
@@ -14,7 +15,7 @@ func main() async -> Int32 {
     switch DaemonOptions.parse(CommandLine.arguments.dropFirst()) {
     case .success(let parsed): options = parsed
     case .failure(let error):
-        FileHandle.standardError.write(Data("pwflagsd: \(error.message)\n\(DaemonOptions.usage)\n".utf8))
+        writeStandardError("pwflagsd: \(error.message)\n\(DaemonOptions.usage)\n")
         return 2
     }
     switch options.action {
@@ -33,7 +34,7 @@ func main() async -> Int32 {
     {
     case .success(let loaded): configuration = loaded
     case .failure(let errors):
-        FileHandle.standardError.write(Data("pwflagsd: invalid configuration:\n\(errors.description)\n".utf8))
+        writeStandardError("pwflagsd: invalid configuration:\n\(errors.description)\n")
         return 1
     }
     if options.action == .checkConfig {
@@ -61,4 +62,22 @@ func main() async -> Int32 {
     }
 }
 
+/// Writes `text` to stderr as it is, unbuffered.
+func writeStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+        var rest = UnsafeRawBufferPointer(bytes)
+        while !rest.isEmpty {
+            let written = write(2, rest.baseAddress, rest.count)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            rest = UnsafeRawBufferPointer(rebasing: rest[written...])
+        }
+    }
+}
+
+// Started as `pwflags` (the package links /usr/bin/pwflags to this binary): the CLI, not the daemon.
+if CLI.isInvokedAsCLI(CommandLine.arguments.first) {
+    exit(CLI.run(Array(CommandLine.arguments.dropFirst())))
+}
 exit(await main())

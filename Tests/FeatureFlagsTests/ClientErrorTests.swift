@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsCompat
 import FlagsProtocol
 import Testing
 

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsCompat
 import FlagsCore
 import FlagsProtocol
 import Foundation

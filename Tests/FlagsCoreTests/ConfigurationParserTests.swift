@@ -352,6 +352,7 @@ import Testing
         #expect(
             ConfigurationSection.pushwoosh.keys.map(\.rawValue) == [
                 "ApplicationCode", "ServerURL", "APITokenFile", "HWID", "UserID", "DeviceType", "RequestTimeout",
+                "CAFile",
             ])
         #expect(ConfigurationSection.featureFlags.keys.count == 11)
         #expect(ConfigurationSection.daemon.keys.count == 12)

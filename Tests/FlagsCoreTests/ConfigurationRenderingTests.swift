@@ -19,6 +19,7 @@ import Testing
                 #UserID= (the HWID, until a client sets one)
                 #DeviceType= (unset: device_type is left out)
                 RequestTimeout=10s
+                #CAFile= (unset: the system store alone)
 
                 [FeatureFlags]
                 CacheMaxAge=24h

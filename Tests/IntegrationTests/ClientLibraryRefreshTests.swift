@@ -1,5 +1,6 @@
 import Dispatch
 import FeatureFlags
+import FeatureFlagsCompat
 import FlagsCore
 import Foundation
 import Synchronization
@@ -56,7 +57,9 @@ import Testing
         let code: Int? = await withCheckedContinuation { continuation in
             flags.refresh(queue: queue) { error in
                 dispatchPrecondition(condition: .onQueue(queue))
-                continuation.resume(returning: error.map { $0.domain == PWFeatureFlagsErrorDomain ? $0.code : -1 })
+                continuation.resume(
+                    returning: error.map { $0 as NSError }.map { $0.domain == PWFeatureFlagsErrorDomain ? $0.code : -1 }
+                )
             }
         }
         #expect(code == 503)

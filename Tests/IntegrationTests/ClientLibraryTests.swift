@@ -1,4 +1,5 @@
 import Dispatch
+import FeatureFlagsCompat
 import FlagsCore
 import Foundation
 import Synchronization

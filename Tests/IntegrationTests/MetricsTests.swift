@@ -22,7 +22,8 @@ import Testing
             let names = Set(families.compactMap { $0["name"]?.stringValue })
             #expect(
                 names.isSuperset(of: [
-                    "pwflagsd_requests", "pwflagsd_errors", "pwflagsd_refreshes", "pwflagsd_impressions",
+                    "pwflagsd_requests", "pwflagsd_errors", "pwflagsd_refreshes", "pwflagsd_refresh_failures",
+                    "pwflagsd_impressions",
                     "pwflagsd_flags", "pwflagsd_revision", "pwflagsd_flags_age_seconds", "pwflagsd_flags_stale",
                     "pwflagsd_flags_partial", "pwflagsd_connections", "pwflagsd_subscriptions",
                     "pwflagsd_overrides", "pwflagsd_change_propagation_seconds",

@@ -67,14 +67,6 @@ import Testing
         let growth = after.peakResident - before.peakResident
         if Sanitizer.isActive {
             // A sanitizer's quarantine and shadow memory make the peak meaningless: the bound is for plain builds.
-        } else if case .reply(.huge) = fault.transport {
-            // Known: the client refuses the body on its headers (Content-Length over 8 MiB), but URLSession on Linux
-            // hands the headers to its delegate on another queue while libcurl goes on reading, so on loopback some
-            // of the body may be buffered before the refusal lands (0.1 to 18 MiB in our runs; a slower sender,
-            // such as Pushwoosh over the Internet, passes). Intermittent.
-            withKnownIssue("URLSession buffers the body past the 8 MiB cancel", isIntermittent: true) {
-                #expect(growth < Self.peakGrowthLimit, "VmHWM grew by \(growth) bytes")
-            }
         } else {
             #expect(growth < Self.peakGrowthLimit, "VmHWM grew by \(growth) bytes")
         }

@@ -167,7 +167,7 @@ struct PushwooshClientTests {
         server.enqueue(.huge(bytes: 50 * 1024 * 1024))
         let client = PushwooshClient(apiToken: nil, requestTimeout: .seconds(20))
         let error = failure(await client.getFeatureFlags(base: server.baseURL, common: common))
-        #expect(error == .unusable("reply over 8 MiB"))
+        #expect(error == .unusable("reply over 8 MiB", kind: .tooLarge))
     }
 
     @Test func replyJustUnderTheLimitIsRead() async throws {

@@ -1,5 +1,5 @@
 public import FlagsCore
-import Foundation
+import FoundationEssentials
 import UnixIO
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import FlagsCore
-import Foundation
+import FoundationEssentials
 public import UnixIO
 
 /// The OFREP listener (README, OpenFeature) as a service: its epoll loop on a thread of its own.
@@ -20,12 +20,10 @@ public final class OFREPServer: Service {
         let loop = self.loop
         await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let thread = Thread {
+                DetachedThread.start(name: "pwflagsd-ofrep") {
                     loop.run()
                     done.resume()
                 }
-                thread.name = "pwflagsd-ofrep"
-                thread.start()
             }
         } onCancel: {
             loop.stop()

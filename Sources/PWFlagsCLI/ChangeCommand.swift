@@ -1,7 +1,7 @@
 import FeatureFlags
 import FlagsCore
 import FlagsProtocol
-import Foundation
+import FoundationEssentials
 import UnixIO
 
 #if canImport(Glibc)

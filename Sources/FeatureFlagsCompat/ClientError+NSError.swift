@@ -1,20 +1,19 @@
-import FlagsProtocol
+public import FeatureFlags
 public import Foundation
 
 /// The error domain of a failed refresh, as the Pushwoosh SDKs name it (R11).
-public let PWFeatureFlagsErrorDomain = RPCError.errorDomain
+public let PWFeatureFlagsErrorDomain = ClientError.errorDomain
 
 /// The SDK's shape of a failure: an `NSError` in `PWFeatureFlagsErrorDomain` whose `code` is the R11 status.
-extension ClientError {
+///
+/// `error as NSError` gives the same: a thrown `ClientError` bridges through `CustomNSError`.
+extension ClientError: CustomNSError {
     /// The key of `userInfo` holding the `ClientError` itself, for code that wants more than the status.
     public static let userInfoKey = "FeatureFlagsClientError"
 
-    /// The R11 status: the daemon's when it reports a failed refresh; `0` otherwise, which R11 gives to a
-    /// request that got no HTTP response or was never sent (the daemon unreachable, a refused call).
-    public var status: Int {
-        guard case .rpc(let error) = self, let status = error.refreshStatus else { return 0 }
-        return status
-    }
+    public var errorCode: Int { status }
+
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description, Self.userInfoKey: self] }
 
     /// An `NSError` in `PWFeatureFlagsErrorDomain` with `code` set to `status` and this error's description.
     public var featureFlagsError: NSError {

@@ -46,7 +46,8 @@ extension Commands {
         if result.partial { state.append("partial: Pushwoosh could not determine every segment (R13)") }
         row("state", state.isEmpty ? "fresh" : state.joined(separator: "; "))
         if let error = result.lastError {
-            row("last error", "status \(error.status) at \(error.at)")
+            let why = [error.kind, error.reason].compactMap { $0 }.joined(separator: ": ")
+            row("last error", "status \(error.status)\(why.isEmpty ? "" : " (\(why))") at \(error.at)")
         } else {
             row("last error", "none")
         }

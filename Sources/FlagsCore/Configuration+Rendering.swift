@@ -74,6 +74,7 @@ extension Configuration {
         case .connectionLimit: String(ofrepConnectionLimit)
         case .idleTimeout: ofrepIdleTimeout.systemdTimeSpan
         case .requestRate: String(ofrepRequestRate)
+        case .allowedOrigins: ofrepAllowedOrigins.isEmpty ? nil : ofrepAllowedOrigins.joined(separator: " ")
         }
     }
 
@@ -131,6 +132,7 @@ extension Configuration {
         case .metricsFile: "unset: no metrics file is written"
         case .listenAddress: "unset: OFREP is off"
         case .tokenFile: "unset: no token asked of Unix socket clients"
+        case .allowedOrigins: "empty: no browser page may read the listener"
         default: "unset"
         }
     }

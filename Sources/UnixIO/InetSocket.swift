@@ -96,6 +96,11 @@ public enum InetSocket {
         address(of: fd, peer: false)?.port
     }
 
+    /// The numeric address a TCP socket is bound to, such as `127.0.0.1` or `::1`, or nil.
+    public static func localHost(_ fd: Int32) -> String? {
+        address(of: fd, peer: false)?.host
+    }
+
     /// The numeric address of a TCP socket's peer, such as `127.0.0.1`, or nil.
     public static func peerHost(_ fd: Int32) -> String? {
         address(of: fd, peer: true)?.host

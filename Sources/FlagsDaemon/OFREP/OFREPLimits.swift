@@ -21,7 +21,8 @@ public struct OFREPLimits: Sendable, Equatable {
     public var streamHeartbeat: UInt64
     /// Nanoseconds a stream lives before it is closed and the client reconnects (resuming by `Last-Event-ID`).
     public var streamMaxAge: UInt64
-    /// Unsent bytes a stream may hold; a reader that falls this far behind is cut off.
+    /// Unsent bytes a stream may hold (also its socket's send buffer); a reader that falls this far behind is cut
+    /// off. It loses nothing: it reconnects with `Last-Event-ID` and gets the latest change.
     public var maxStreamPendingBytes: Int
 
     public init(
@@ -43,7 +44,7 @@ public struct OFREPLimits: Sendable, Equatable {
         self.maxStreams = max(1, maxConnections / 2)
         self.streamHeartbeat = max(100_000_000, min(15_000_000_000, self.idleTimeout / 2))
         self.streamMaxAge = 3600 * 1_000_000_000
-        self.maxStreamPendingBytes = 16384
+        self.maxStreamPendingBytes = 8192
     }
 
     public init(_ configuration: Configuration) {

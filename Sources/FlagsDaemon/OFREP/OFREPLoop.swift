@@ -416,6 +416,10 @@ final class OFREPLoop: @unchecked Sendable {
         responder.withCORS(&fields, for: request)
         connection.enqueue(OFREPEventStreams.head(extraHeaders: fields.headers))
         connection.enqueue(streams.opening(lastEventID: request.header("last-event-id")))
+        // Events are small and each names the latest state: a small kernel buffer bounds what a stalled reader
+        // holds, and lets the cut below find it soon.
+        var sendBuffer = Int32(limits.maxStreamPendingBytes)
+        _ = setsockopt(connection.fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         connection.isStream = true
         connection.isAuthenticated = true
         streamCount += 1

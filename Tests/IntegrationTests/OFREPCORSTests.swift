@@ -22,7 +22,10 @@ import Testing
         let rig = try rig()
         defer { rig.cleanUp() }
         var answers: [HTTPClient.Response] = []
-        for path in [OFREPRig.bulk, OFREPRig.single("new_checkout"), OFREPRig.single("no_such_flag"), "/elsewhere"] {
+        for path in [
+            OFREPRig.bulk, OFREPRig.single("new_checkout"), OFREPRig.single("no_such_flag"), "/elsewhere",
+            "/ofrep/v1/events?channel=0123",
+        ] {
             let client = try rig.client()
             client.send(Self.preflight(origin: Self.allowed, path: path))
             let answer = try #require(client.readResponse())

@@ -255,7 +255,7 @@ final class OFREPLoop: @unchecked Sendable {
                 connection.enqueue(OFREPResponder.refusal(failure), closing: true)
                 connection.closesAfterFlush = true
                 return
-            case .request(let request) where request.path == OFREPEventStreams.path:
+            case .request(let request) where request.path == OFREPEventStreams.path && !responder.isPreflight(request):
                 openStream(connection, request)
                 return
             case .request(let request):

@@ -77,6 +77,7 @@ extension Configuration {
         case .connectionLimit: String(ofrepConnectionLimit)
         case .idleTimeout: ofrepIdleTimeout.systemdTimeSpan
         case .requestRate: String(ofrepRequestRate)
+        case .allowedOrigins: ofrepAllowedOrigins.isEmpty ? nil : ofrepAllowedOrigins.joined(separator: " ")
         }
     }
 
@@ -135,6 +136,7 @@ extension Configuration {
         case .metricsFile: "unset: no metrics file is written"
         case .listenAddress: "unset: OFREP is off"
         case .tokenFile: "unset: no token asked of Unix socket clients"
+        case .allowedOrigins: "empty: no browser page may read the listener"
         default: "unset"
         }
     }

@@ -75,6 +75,9 @@ public struct Configuration: Sendable, Equatable {
     public var ofrepIdleTimeout: Duration = .seconds(30)
     /// Requests a second each client (a Unix socket user, a TCP address) may make on average; 0: no limit.
     public var ofrepRequestRate: Int = 500
+    /// The web origins (`scheme://host[:port]`, exact) whose pages may read the listener from a browser (CORS);
+    /// empty: none.
+    public var ofrepAllowedOrigins: [String] = []
 
     public init() {}
 

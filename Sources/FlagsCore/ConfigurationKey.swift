@@ -46,6 +46,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case connectionLimit = "ConnectionLimit"
     case idleTimeout = "IdleTimeout"
     case requestRate = "RequestRate"
+    case allowedOrigins = "AllowedOrigins"
 
     /// The section the key belongs in.
     public var section: ConfigurationSection {
@@ -58,7 +59,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
             .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel, .metricsFile, .metricsInterval:
             .daemon
-        case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate:
+        case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate, .allowedOrigins:
             .ofrep
         }
     }

@@ -145,8 +145,46 @@ extension ConfigurationParser {
                     + "\(maximumInteger))"
             }
             configuration.ofrepRequestRate = number
+        case .allowedOrigins:
+            let origins = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let invalid = origins.filter { !isWebOrigin($0) }
+            guard invalid.isEmpty else {
+                let list = invalid.map { "'\(quoted($0))'" }.joined(separator: ", ")
+                return "invalid origin\(invalid.count == 1 ? "" : "s") \(list) for \(name) (expected exact origins "
+                    + "such as http://127.0.0.1:8080: a scheme http or https, a host and an optional port; no "
+                    + "wildcard, path or trailing slash)"
+            }
+            configuration.ofrepAllowedOrigins = origins
         }
         return nil
+    }
+
+    /// An origin as a browser sends it in `Origin`: `http` or `https`, `://`, a lowercase host (a name, an IPv4
+    /// address or a bracketed IPv6 address) and an optional port; nothing else, so no wildcard ever matches.
+    public static func isWebOrigin(_ text: String) -> Bool {
+        let rest: Substring
+        if text.hasPrefix("http://") {
+            rest = text.dropFirst(7)
+        } else if text.hasPrefix("https://") {
+            rest = text.dropFirst(8)
+        } else {
+            return false
+        }
+        guard !rest.isEmpty, rest.count <= 255 else { return false }
+        var host = rest
+        if let colon = rest.lastIndex(of: ":"), !rest[colon...].contains("]") {
+            let port = rest[rest.index(after: colon)...]
+            guard let number = Int(port), number > 0, number < 65536, port.first != "0",
+                port.allSatisfy({ $0.isASCII && $0.isNumber })
+            else { return false }
+            host = rest[..<colon]
+        }
+        guard !host.isEmpty else { return false }
+        if host.first == "[" {
+            guard host.last == "]", host.count > 2 else { return false }
+            return host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        return host.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." }
     }
 
     // MARK: Value checks

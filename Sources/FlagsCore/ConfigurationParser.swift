@@ -262,6 +262,7 @@ public struct ConfigurationParser: Sendable {
         case .connectionLimit: configuration.ofrepConnectionLimit = defaults.ofrepConnectionLimit
         case .idleTimeout: configuration.ofrepIdleTimeout = defaults.ofrepIdleTimeout
         case .requestRate: configuration.ofrepRequestRate = defaults.ofrepRequestRate
+        case .allowedOrigins: configuration.ofrepAllowedOrigins = defaults.ofrepAllowedOrigins
         }
     }
 

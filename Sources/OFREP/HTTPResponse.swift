@@ -19,7 +19,7 @@ public struct HTTPResponse: Sendable, Equatable {
     /// The bytes on the wire; `closing` adds `Connection: close`.
     public func serialized(closing: Bool) -> [UInt8] {
         var bytes = head(closing: closing)
-        if status != 304 { bytes += body }
+        if status != 304, status != 204 { bytes += body }
         return bytes
     }
 
@@ -28,9 +28,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public func head(closing: Bool) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        // 304 carries no body, and RFC 9110 lets it leave out Content-Length; every other answer states it, so
-        // that the client knows where the next answer starts.
-        if status != 304 { text += "Content-Length: \(body.count)\r\n" }
+        // 304 carries no body, and RFC 9110 lets it leave out Content-Length; 204 must leave it out; every other
+        // answer states it, so that the client knows where the next answer starts.
+        if status != 304, status != 204 { text += "Content-Length: \(body.count)\r\n" }
         if closing { text += "Connection: close\r\n" }
         text += "\r\n"
         return Array(text.utf8)
@@ -42,6 +42,7 @@ public struct HTTPResponse: Sendable, Equatable {
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 200: "OK"
+        case 204: "No Content"
         case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"

@@ -41,6 +41,11 @@ public struct OFREPFlags: Sendable {
         self.bulk = Self.bulk(of: flags, maximumBytes: maximumBulkBytes)
     }
 
+    init(flags: FlagSet, bulk: Bulk) {
+        self.flags = flags
+        self.bulk = bulk
+    }
+
     /// The bulk answer's body, or nil when it is over the bound.
     public var bulkBody: [UInt8]? {
         if case .body(let body, _) = bulk { return body }

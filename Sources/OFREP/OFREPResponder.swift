@@ -6,17 +6,60 @@ import FlagsCore
 public struct OFREPResponder: Sendable {
     /// The token a client must send (`Authorization: Bearer …` or `X-API-Key: …`); nil: none is asked for.
     public var token: [UInt8]?
+    /// The web origins whose pages may read the answers (CORS), compared exactly; empty: no browser access.
+    public var allowedOrigins: Set<String>
 
     public static let bulkPath = "/ofrep/v1/evaluate/flags"
     static let singlePrefix = "/ofrep/v1/evaluate/flags/"
 
-    public init(token: [UInt8]? = nil) {
+    /// How long a browser may keep a preflight's verdict, in seconds.
+    public static let preflightMaxAge = 600
+
+    public init(token: [UInt8]? = nil, allowedOrigins: Set<String> = []) {
         self.token = token
+        self.allowedOrigins = allowedOrigins
+    }
+
+    /// True when `request` is a CORS preflight from an allowed origin: answered without the token (browsers send
+    /// none), and no proof that the client holds it.
+    public func isPreflight(_ request: HTTPRequest) -> Bool {
+        request.method == "OPTIONS" && request.header("access-control-request-method") != nil
+            && request.header("origin").map(allowedOrigins.contains) == true
     }
 
     /// The answer to `request`. `admit` is asked once the caller is authenticated and returns nil to serve the
-    /// request, or the seconds the caller must wait (429).
+    /// request, or the seconds the caller must wait (429). An allowed origin's answers carry the CORS fields.
     public func respond(to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?) -> HTTPResponse {
+        var response = uncorsed(to: request, flags: flags, admit: admit)
+        withCORS(&response, for: request)
+        return response
+    }
+
+    /// Adds the CORS fields an allowed origin's page needs to read `response`; nothing for any other origin. With
+    /// origins configured, every answer says `Vary: Origin`, so that no cache hands one origin's answer to another.
+    public func withCORS(_ response: inout HTTPResponse, for request: HTTPRequest) {
+        guard !allowedOrigins.isEmpty else { return }
+        response.headers.append(("Vary", "Origin"))
+        guard let origin = request.header("origin"), allowedOrigins.contains(origin) else { return }
+        response.headers.append(("Access-Control-Allow-Origin", origin))
+        response.headers.append(("Access-Control-Expose-Headers", "ETag, Retry-After"))
+    }
+
+    private func uncorsed(to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?) -> HTTPResponse {
+        if isPreflight(request) {
+            // The same answer for every path and every requested method or field: a preflight learns nothing
+            // about the flags, the endpoints or the token.
+            return HTTPResponse(
+                status: 204,
+                headers: [
+                    ("Access-Control-Allow-Methods", "GET, POST"),
+                    (
+                        "Access-Control-Allow-Headers",
+                        "Authorization, X-API-Key, Content-Type, If-None-Match, Last-Event-ID"
+                    ),
+                    ("Access-Control-Max-Age", String(Self.preflightMaxAge)),
+                ])
+        }
         if let token, !Self.presents(token, in: request) {
             return Self.error(
                 401, details: "missing or wrong token: send Authorization: Bearer <token> or X-API-Key: <token>",

@@ -68,7 +68,9 @@ public struct PushwooshError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// An HTTP reply with a status other than 200, with its `Retry-After` and the start of its body.
     public static func httpStatus(_ status: Int, retryAfter: String? = nil, body: [UInt8] = []) -> PushwooshError {
-        PushwooshError(status: status, kind: .http, reason: "HTTP status \(status)", retryAfter: retryAfter.map { String($0.prefix(64)) },
+        PushwooshError(
+            status: status, kind: .http, reason: "HTTP status \(status)",
+            retryAfter: retryAfter.map { String($0.prefix(64)) },
             body: body)
     }
 

@@ -43,7 +43,9 @@ public enum InetSocket {
     }
 
     /// Opens a blocking TCP connection to the numeric IPv4 `host` and `port` (clients: the bench, the tests).
-    public static func connect(host: String, port: UInt16) throws(SystemError) -> Int32 {
+    /// `receiveBuffer` sets `SO_RCVBUF` before connecting, so that the window offered is that small from the start
+    /// (the tests' stalled readers).
+    public static func connect(host: String, port: UInt16, receiveBuffer: Int32? = nil) throws(SystemError) -> Int32 {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -52,6 +54,9 @@ public enum InetSocket {
         }
         let fd = try syscall("socket") {
             socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        if var size = receiveBuffer {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         do throws(SystemError) {
             try syscall("connect(\(host):\(port))") {
@@ -94,6 +99,11 @@ public enum InetSocket {
     /// The local port of a TCP socket, or nil.
     public static func localPort(_ fd: Int32) -> UInt16? {
         address(of: fd, peer: false)?.port
+    }
+
+    /// The numeric address a TCP socket is bound to, such as `127.0.0.1` or `::1`, or nil.
+    public static func localHost(_ fd: Int32) -> String? {
+        address(of: fd, peer: false)?.host
     }
 
     /// The numeric address of a TCP socket's peer, such as `127.0.0.1`, or nil.

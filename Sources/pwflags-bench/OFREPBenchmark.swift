@@ -50,6 +50,62 @@ enum OFREPBenchmark {
         }
     }
 
+    /// From a change of the flags file to a `refetchEvaluation` event at a connected OFREP event stream, beside the
+    /// same change's `flagsChanged` at a line protocol subscriber: both wait on the same epoll-free `poll`, so each
+    /// is stamped when its bytes arrive.
+    static func pushLatency(bench: Benchmark, quick: Bool, report: Report) throws {
+        let section = "push from a flags-file change, 100 flags (OFREP event stream beside the line protocol)"
+        let folder = try TemporaryDirectory(prefix: "pwp")
+        defer { folder.remove() }
+        let ofrepPath = folder.file("ofrep.sock")
+        let daemon = try bench.localDaemon(
+            flags: 100, name: "push", extra: "[OFREP]\nListenAddress=\(ofrepPath)\nRequestRate=0")
+        defer { daemon.cleanUp() }
+        let http = try HTTPClient(unixSocket: ofrepPath)
+        guard let answer = http.post("/ofrep/v1/evaluate/flags"),
+            let target = answer.json?["eventStreams"]?.arrayValue?.first?["endpoint"]?["requestUri"]?.stringValue
+        else {
+            report.add(section, "OFREP event p50", .nan, "ms")
+            return
+        }
+        let stream = try EventStreamClient(unixSocket: ofrepPath)
+        guard stream.open(target) == 200, stream.next() != nil else {
+            report.add(section, "OFREP event p50", .nan, "ms")
+            return
+        }
+        let line = try bench.subscribe(1, to: daemon.socketPath)[0]
+        var streamTimes: [UInt64] = []
+        var lineTimes: [UInt64] = []
+        for round in 0..<(quick ? 20 : 100) {
+            let text = Measure.flagsFile(Measure.flags(100, variant: round + 1))
+            let start = MonotonicClock.nanoseconds()
+            try daemon.directory.write("flags.json", text)
+            var streamAt: UInt64?
+            var lineAt: UInt64?
+            let deadline = start + 10_000_000_000
+            while streamAt == nil || lineAt == nil, MonotonicClock.nanoseconds() < deadline {
+                var waiting: [Int32] = []
+                if streamAt == nil { waiting.append(stream.fd) }
+                if lineAt == nil { waiting.append(line.fd) }
+                guard let ready = Descriptor.waitReadable(waiting, milliseconds: 1000) else { continue }
+                let now = MonotonicClock.nanoseconds()
+                for index in ready {
+                    if waiting[index] == stream.fd { streamAt = now } else { lineAt = now }
+                }
+            }
+            guard let streamAt, let lineAt, stream.nextEvent() != nil, line.readLine() != nil else {
+                report.add(section, "OFREP event p50", .nan, "ms")
+                return
+            }
+            streamTimes.append(streamAt - start)
+            lineTimes.append(lineAt - start)
+        }
+        report.add(section, "line protocol flagsChanged p50", Measure.percentile(&lineTimes, 50) / 1e6, "ms")
+        report.add(section, "OFREP event p50", Measure.percentile(&streamTimes, 50) / 1e6, "ms")
+        report.add(section, "line protocol flagsChanged p99", Measure.percentile(&lineTimes, 99) / 1e6, "ms")
+        report.add(section, "OFREP event p99", Measure.percentile(&streamTimes, 99) / 1e6, "ms")
+    }
+
     /// The nanoseconds each of `count` runs of `body` took.
     private static func samples(_ count: Int, _ body: () throws -> Void) rethrows -> [UInt64] {
         var times: [UInt64] = []

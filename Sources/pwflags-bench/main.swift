@@ -55,6 +55,12 @@ do {
     defer { processEcho.stop() }
     let daemon = try bench.localDaemon(flags: 100, name: "main")
     defer { daemon.cleanUp() }
+    if arguments.contains("--push-only") {
+        // The OFREP event stream's push latency beside the line protocol's, alone.
+        try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
+        print(report.table())
+        exit(0)
+    }
     if arguments.contains("--get-only") {
         // For profiling the daemon's get path alone.
         for _ in 0..<10 {
@@ -74,6 +80,7 @@ do {
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()
     try OFREPBenchmark.run(bench: bench, quick: quick, report: report)
+    try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
     Footprint.run(
         binaryDirectory: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path,
         package: packagePath, report: report, directory: directory)

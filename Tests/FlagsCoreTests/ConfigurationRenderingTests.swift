@@ -55,6 +55,7 @@ import Testing
                 ConnectionLimit=64
                 IdleTimeout=30s
                 RequestRate=500
+                #AllowedOrigins= (empty: no browser page may read the listener)
 
                 """)
     }

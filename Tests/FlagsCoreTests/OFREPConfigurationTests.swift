@@ -49,3 +49,37 @@ import Testing
         #expect(parse("[OFREP]\nListenAddress=/run/o.sock\n").1.isEmpty)
     }
 }
+
+@Suite struct AllowedOriginsTests {
+    @Test(arguments: [
+        "http://127.0.0.1:8080", "https://kiosk.local", "http://localhost", "http://[::1]:3000", "https://a-b.example",
+    ])
+    func exactOriginsAreRead(origin: String) {
+        #expect(ConfigurationParser.isWebOrigin(origin))
+    }
+
+    @Test(arguments: [
+        "*", "null", "http://*", "http://x/", "http://x/path", "ftp://x", "HTTP://x", "http://X", "http://x:0",
+        "http://x:65536", "http://x:80a", "http://", "http://user@x", "http://x?y", "http://[::1", "http://x:",
+        "127.0.0.1:8080",
+    ])
+    func anythingElseIsRefusedAsAnOrigin(origin: String) {
+        #expect(!ConfigurationParser.isWebOrigin(origin))
+    }
+
+    @Test func theListIsReadAndAnEmptyValueEmptiesIt() {
+        var configuration = Configuration()
+        #expect(configuration.ofrepAllowedOrigins.isEmpty)
+        var problems = ConfigurationParser.parse(
+            text: "[OFREP]\nAllowedOrigins=http://127.0.0.1:8080 \t https://kiosk.local\n", file: "/x.conf",
+            into: &configuration)
+        #expect(problems.isEmpty)
+        #expect(configuration.ofrepAllowedOrigins == ["http://127.0.0.1:8080", "https://kiosk.local"])
+        problems = ConfigurationParser.parse(text: "[OFREP]\nAllowedOrigins=\n", file: "/x.conf", into: &configuration)
+        #expect(problems.isEmpty)
+        #expect(configuration.ofrepAllowedOrigins.isEmpty)
+        problems = ConfigurationParser.parse(
+            text: "[OFREP]\nAllowedOrigins=http://ok *\n", file: "/x.conf", into: &configuration)
+        #expect(problems.map(\.description).joined().contains("invalid origin '*' for AllowedOrigins"))
+    }
+}

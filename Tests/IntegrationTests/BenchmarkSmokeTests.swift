@@ -42,6 +42,11 @@ import Testing
                 figures.append(("OFREP bulk vs getAll, \(size) flags", name))
             }
         }
+        for name in [
+            "line protocol flagsChanged p50", "OFREP event p50", "line protocol flagsChanged p99", "OFREP event p99",
+        ] {
+            figures.append(("push from a flags-file change", name))
+        }
         return figures
     }
 

@@ -35,7 +35,7 @@ extension Daemon {
         do {
             let server = try OFREPServer(
                 listenFD: listener.fd, isTCP: listener.isTCP, store: store, token: token,
-                limits: OFREPLimits(configuration), logger: logger)
+                allowedOrigins: configuration.ofrepAllowedOrigins, limits: OFREPLimits(configuration), logger: logger)
             logger.notice("OFREP listening", ["ADDRESS": listener.address])
             return (server, listener.ownedPath)
         } catch {

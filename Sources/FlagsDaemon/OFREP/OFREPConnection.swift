@@ -25,6 +25,10 @@ final class OFREPConnection {
     var isAuthenticated: Bool
     /// The order connections were accepted in: the oldest connection without the token is the first to go.
     let sequence: UInt64
+    /// True once the connection is an event stream: it reads nothing more, and `deadline` is its next heartbeat.
+    var isStream = false
+    /// When an event stream is closed, so that the client reconnects (monotonic nanoseconds).
+    var streamEnds: UInt64 = .max
 
     init(fd: Int32, peer: String, parser: HTTPRequestParser, deadline: UInt64, isAuthenticated: Bool, sequence: UInt64)
     {

@@ -15,6 +15,15 @@ public struct OFREPLimits: Sendable, Equatable {
     public var maxPendingBytes: Int
     /// The largest bulk answer; past it a bulk request gets 500 and clients evaluate flags one at a time.
     public var maxBulkBytes: Int
+    /// Event streams open at once (half the connections, at least one), so streams never crowd out requests.
+    public var maxStreams: Int
+    /// Nanoseconds between a stream's heartbeats: half the idle timeout, at most 15 s.
+    public var streamHeartbeat: UInt64
+    /// Nanoseconds a stream lives before it is closed and the client reconnects (resuming by `Last-Event-ID`).
+    public var streamMaxAge: UInt64
+    /// Unsent bytes a stream may hold (also its socket's send buffer); a reader that falls this far behind is cut
+    /// off. It loses nothing: it reconnects with `Last-Event-ID` and gets the latest change.
+    public var maxStreamPendingBytes: Int
 
     public init(
         maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 500,
@@ -32,6 +41,10 @@ public struct OFREPLimits: Sendable, Equatable {
         self.maxBodyBytes = maxBodyBytes
         self.maxPendingBytes = maxPendingBytes
         self.maxBulkBytes = maxBulkBytes
+        self.maxStreams = max(1, maxConnections / 2)
+        self.streamHeartbeat = max(100_000_000, min(15_000_000_000, self.idleTimeout / 2))
+        self.streamMaxAge = 3600 * 1_000_000_000
+        self.maxStreamPendingBytes = 8192
     }
 
     public init(_ configuration: Configuration) {

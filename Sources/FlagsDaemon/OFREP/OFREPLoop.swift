@@ -14,6 +14,11 @@ import UnixIO
 /// eventfd. Bounded: `maxConnections` (more get 503 and are closed), the parser's head and body limits, the
 /// idle deadline (a slow or silent client is closed, 408 if it was mid-request), and `maxPendingBytes` of
 /// answers per connection (past it the connection's next requests wait unread until the client reads).
+///
+/// Event streams (ADR-0008): the store rings the eventfd on every change; the loop then compares the bulk
+/// answer's tag with the last one announced and sends a `refetchEvaluation` event to every stream. Streams are
+/// bounded apart: `maxStreams`, a heartbeat that finds dead peers, a maximum age, and a cut for a reader more
+/// than `maxStreamPendingBytes` behind.
 final class OFREPLoop: @unchecked Sendable {
     private let stopRequested = Mutex(false)
     private let wake: EventFD
@@ -24,6 +29,9 @@ final class OFREPLoop: @unchecked Sendable {
     private let responder: OFREPResponder
     private let limits: OFREPLimits
     private let logger: Logger
+    private let bell: OFREPChangeBell
+    /// Where TCP clients reach the listener (`http://127.0.0.1:8016`), for the stream URL; nil on a Unix socket.
+    private let streamOrigin: String?
 
     // Loop thread only.
     private var limiter: OFREPRateLimiter
@@ -35,12 +43,17 @@ final class OFREPLoop: @unchecked Sendable {
     private var acceptedCount: UInt64 = 0
     /// Refusals past `maxConnections` reach the log at most once a second, however many a flood makes.
     private var refusedConnections = LogThrottle()
+    private var streams: OFREPEventStreams
+    private var streamCount = 0
+    /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
+    private var advertised: (source: EntityTag, channel: String, flags: OFREPFlags)?
 
     /// The longest the loop flushes answers at shutdown.
     static let drainTimeout: UInt64 = 1_000_000_000
 
     init(
-        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger
+        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String], limits: OFREPLimits,
+        logger: Logger
     ) throws(SystemError) {
         let epoll = try Epoll()
         let wake: EventFD
@@ -57,14 +70,25 @@ final class OFREPLoop: @unchecked Sendable {
         self.listenFD = listenFD
         self.isTCP = isTCP
         self.store = store
-        self.responder = OFREPResponder(token: isTCP ? token : nil)
+        self.responder = OFREPResponder(token: isTCP ? token : nil, allowedOrigins: Set(allowedOrigins))
         self.limits = limits
         self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
         self.flags = OFREPFlagsCache(store: store, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
         self.logger = logger
+        if isTCP, let host = InetSocket.localHost(listenFD), let port = InetSocket.localPort(listenFD) {
+            streamOrigin = "http://" + (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
+        } else {
+            streamOrigin = nil
+        }
+        streams = OFREPEventStreams(etag: "", wallSeconds: Self.wallSeconds())
+        bell = OFREPChangeBell(wake)
+        let initial = advertisedFlags(now: Self.now()).bulkETag?.quoted ?? ""
+        _ = streams.record(etag: initial, wallSeconds: Self.wallSeconds())
+        _ = store.observe { [bell] _ in bell.ring() }
     }
 
     deinit {
+        bell.silence()
         wake.close()
         epoll.close()
     }
@@ -101,8 +125,13 @@ final class OFREPLoop: @unchecked Sendable {
                 acceptPausedUntil = nil
                 try? epoll.add(listenFD, events: .input)
             }
+            publishChanges(now: now)
             for connection in Array(connections.values) where now >= connection.deadline {
-                expire(connection)
+                if connection.isStream {
+                    beat(connection, now: now)
+                } else {
+                    expire(connection)
+                }
             }
         }
         drain()
@@ -180,6 +209,11 @@ final class OFREPLoop: @unchecked Sendable {
             guard connections[connection.fd] === connection else { return }
         }
         if ready.contains(.input) || ready.contains(.hangup) || ready.contains(.readHangup) {
+            // A stream's client sends nothing after its request: anything more, or its hang-up, ends it.
+            if connection.isStream {
+                closeConnection(connection)
+                return
+            }
             read(connection)
         }
     }
@@ -221,13 +255,17 @@ final class OFREPLoop: @unchecked Sendable {
                 connection.enqueue(OFREPResponder.refusal(failure), closing: true)
                 connection.closesAfterFlush = true
                 return
+            case .request(let request) where request.path == OFREPEventStreams.path && !responder.isPreflight(request):
+                openStream(connection, request)
+                return
             case .request(let request):
                 let response = responder.respond(
-                    to: request, flags: { flags.current() },
+                    to: request, flags: { advertisedFlags(now: Self.now()) },
                     admit: { limiter.admit(connection.peer, now: Double(Self.now()) / 1e9) })
-                // A request without the token ends its connection: it holds no slot and earns no more time.
+                // A request without the token ends its connection: it holds no slot and earns no more time. A
+                // preflight needs no token, so it proves nothing: its connection stays displaceable.
                 let refused = response.status == 401
-                if !refused { connection.isAuthenticated = true }
+                if !refused, !responder.isPreflight(request) { connection.isAuthenticated = true }
                 let closing = refused || !request.keepsAlive || endOfInput || stopRequested.withLock { $0 }
                 connection.enqueue(response, closing: closing)
                 connection.deadline = Self.now() + limits.idleTimeout
@@ -262,7 +300,7 @@ final class OFREPLoop: @unchecked Sendable {
             return
         }
         // Requests that arrived behind a full buffer come next, before anything more is read.
-        if connection.parser.bufferedCount > 0 {
+        if !connection.isStream, connection.parser.bufferedCount > 0 {
             answer(connection, endOfInput: false)
             if connection.pendingCount > 0 {
                 flush(connection)
@@ -295,6 +333,7 @@ final class OFREPLoop: @unchecked Sendable {
     /// stream with FIN rather than a reset that could destroy the last answer before the client reads it.
     private func closeConnection(_ connection: OFREPConnection, drainingInput: Bool = false) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        if connection.isStream { streamCount -= 1 }
         epoll.remove(connection.fd)
         if drainingInput {
             _ = shutdown(connection.fd, Int32(SHUT_WR))
@@ -328,10 +367,92 @@ final class OFREPLoop: @unchecked Sendable {
         for connection in Array(connections.values) { closeConnection(connection) }
     }
 
+    // MARK: Event streams
+
+    /// The flags with the bulk answer advertising the current channel's stream; rebuilt when the flags' bulk
+    /// answer or the channel changes.
+    private func advertisedFlags(now: UInt64) -> OFREPFlags {
+        let current = flags.current()
+        let channel = streams.advertisedChannel(now: now)
+        guard let source = current.bulkETag else { return current }
+        if let advertised, advertised.source == source, advertised.channel == channel { return advertised.flags }
+        let built = current.advertising(OFREPEventStreams.advert(channel: channel, origin: streamOrigin))
+        advertised = (source, channel, built)
+        return built
+    }
+
+    /// Announces a new bulk answer to every stream.
+    private func publishChanges(now: UInt64) {
+        guard let tag = advertisedFlags(now: now).bulkETag,
+            let event = streams.record(etag: tag.quoted, wallSeconds: Self.wallSeconds())
+        else { return }
+        for connection in Array(connections.values) where connection.isStream { push(event, to: connection) }
+    }
+
+    /// Answers a request for `OFREPEventStreams.path`: the stream, or a refusal that ends the connection. The
+    /// channel in the query stands for the token; the request target is never logged, since it holds it.
+    private func openStream(_ connection: OFREPConnection, _ request: HTTPRequest) {
+        let now = Self.now()
+        var refusal: HTTPResponse?
+        if request.method != "GET" {
+            refusal = OFREPResponder.error(405, details: "event streams are GET requests", headers: [("Allow", "GET")])
+        } else if !(OFREPEventStreams.channel(inQuery: request.query).map { streams.accepts($0, now: now) } ?? false) {
+            refusal = OFREPResponder.error(
+                404, details: "no such event stream; take its URL from a bulk answer's eventStreams")
+        } else if let seconds = limiter.admit(connection.peer, now: Double(now) / 1e9) {
+            refusal = OFREPResponder.error(
+                429, details: "too many requests; retry after \(seconds) s", headers: [("Retry-After", String(seconds))]
+            )
+        } else if streamCount >= limits.maxStreams {
+            refusal = OFREPResponder.error(503, details: "too many event streams", headers: [("Retry-After", "5")])
+        }
+        if var refusal {
+            responder.withCORS(&refusal, for: request)
+            connection.enqueue(refusal, closing: true)
+            connection.closesAfterFlush = true
+            return
+        }
+        var fields = HTTPResponse(status: 200)
+        responder.withCORS(&fields, for: request)
+        connection.enqueue(OFREPEventStreams.head(extraHeaders: fields.headers))
+        connection.enqueue(streams.opening(lastEventID: request.header("last-event-id")))
+        // Events are small and each names the latest state: a small kernel buffer bounds what a stalled reader
+        // holds, and lets the cut below find it soon.
+        var sendBuffer = Int32(limits.maxStreamPendingBytes)
+        _ = setsockopt(connection.fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+        connection.isStream = true
+        connection.isAuthenticated = true
+        streamCount += 1
+        connection.streamEnds = now &+ limits.streamMaxAge
+        connection.deadline = min(now &+ limits.streamHeartbeat, connection.streamEnds)
+    }
+
+    /// A stream's deadline: a heartbeat, or its end once it reached its maximum age.
+    private func beat(_ connection: OFREPConnection, now: UInt64) {
+        guard now < connection.streamEnds else {
+            closeConnection(connection, drainingInput: true)
+            return
+        }
+        connection.deadline = min(now &+ limits.streamHeartbeat, connection.streamEnds)
+        push(OFREPEventStreams.heartbeat, to: connection)
+    }
+
+    /// Queues `bytes` on a stream and sends; a reader `maxStreamPendingBytes` behind is cut off.
+    private func push(_ bytes: [UInt8], to connection: OFREPConnection) {
+        connection.enqueue(bytes)
+        guard connection.pendingCount <= limits.maxStreamPendingBytes else {
+            logger.debug("OFREP: an event stream's reader fell behind; closed", ["PEER": connection.peer])
+            closeConnection(connection)
+            return
+        }
+        flush(connection)
+    }
+
     // MARK: Time
 
     private func nextTimeout() -> Int32 {
         var earliest = acceptPausedUntil ?? UInt64.max
+        if streamCount > 0, let rotation = streams.nextRotation { earliest = min(earliest, rotation) }
         for connection in connections.values { earliest = min(earliest, connection.deadline) }
         guard earliest != UInt64.max else { return -1 }
         let now = Self.now()
@@ -340,4 +461,17 @@ final class OFREPLoop: @unchecked Sendable {
     }
 
     static func now() -> UInt64 { MonotonicClock.nanoseconds() }
+
+    static func wallSeconds() -> Int { time(nil) }
+}
+
+/// Rings the loop's eventfd when the store changes, until the loop has closed it.
+final class OFREPChangeBell: Sendable {
+    private let wake: Mutex<EventFD?>
+
+    init(_ wake: EventFD) { self.wake = Mutex(wake) }
+
+    func ring() { wake.withLock { $0?.ring() } }
+
+    func silence() { wake.withLock { $0 = nil } }
 }

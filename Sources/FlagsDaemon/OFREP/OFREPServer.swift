@@ -8,11 +8,14 @@ public final class OFREPServer: Service {
 
     /// Serves `listenFD`, a listening stream socket the server now owns and closes at the end. `token` is asked
     /// of TCP clients only (`isTCP`); Unix socket clients are vetted by the socket file's permissions.
+    /// `allowedOrigins` are the web origins whose pages may read the answers (CORS).
     public init(
-        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger
+        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String] = [],
+        limits: OFREPLimits, logger: Logger
     ) throws(SystemError) {
         loop = try OFREPLoop(
-            listenFD: listenFD, isTCP: isTCP, store: store, token: token, limits: limits, logger: logger)
+            listenFD: listenFD, isTCP: isTCP, store: store, token: token, allowedOrigins: allowedOrigins,
+            limits: limits, logger: logger)
     }
 
     /// Serves until shut down or cancelled.

@@ -42,6 +42,27 @@ import Testing
         #expect(try CLI.run(["metrics", "--help"]).status == 0)
     }
 
+    @Test("OFREP requests are counted by endpoint and HTTP status, refusals of malformed requests among them")
+    func ofrepRequestsAreCounted() throws {
+        let rig = try OFREPRig()
+        defer { rig.cleanUp() }
+        for _ in 0..<3 { _ = try rig.post(OFREPRig.single("new_checkout")) }
+        _ = try rig.post(OFREPRig.single("no_such_flag"))
+        _ = try rig.post(OFREPRig.bulk)
+        _ = try rig.post("/elsewhere")
+        let garbage = try rig.client()
+        _ = garbage.send("NOT HTTP\r\n\r\n")
+        _ = garbage.readResponse()
+        let session = try SocketSession(socketPath: rig.daemon.socketPath)
+        let families = try Self.metrics(on: session)
+        let name = "pwflagsd_ofrep_requests_total"
+        #expect(PrometheusParser.value(name, ["endpoint": "single", "status": "200"], in: families) == 3)
+        #expect(PrometheusParser.value(name, ["endpoint": "single", "status": "404"], in: families) == 1)
+        #expect(PrometheusParser.value(name, ["endpoint": "bulk", "status": "200"], in: families) == 1)
+        #expect(PrometheusParser.value(name, ["endpoint": "other", "status": "404"], in: families) == 1)
+        #expect(PrometheusParser.value(name, ["endpoint": "other", "status": "400"], in: families) == 1)
+    }
+
     @Test("Requests, errors, impressions and subscriptions move with what clients do")
     func countersMove() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)

@@ -24,6 +24,7 @@ final class OFREPLoop: @unchecked Sendable {
     private let responder: OFREPResponder
     private let limits: OFREPLimits
     private let logger: Logger
+    private let metrics: DaemonMetrics
 
     // Loop thread only.
     private var limiter: OFREPRateLimiter
@@ -39,7 +40,8 @@ final class OFREPLoop: @unchecked Sendable {
     static let drainTimeout: UInt64 = 1_000_000_000
 
     init(
-        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger
+        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger,
+        metrics: DaemonMetrics
     ) throws(SystemError) {
         let epoll = try Epoll()
         let wake: EventFD
@@ -60,6 +62,7 @@ final class OFREPLoop: @unchecked Sendable {
         self.limits = limits
         self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
         self.logger = logger
+        self.metrics = metrics
     }
 
     deinit {
@@ -208,12 +211,14 @@ final class OFREPLoop: @unchecked Sendable {
                 logger.debug(
                     "OFREP: request refused", ["HTTP_STATUS": String(failure.status), "REASON": failure.reason])
                 connection.enqueue(OFREPResponder.refusal(failure), closing: true)
+                metrics.ofrepAnswered(endpoint: "other", status: failure.status)
                 connection.closesAfterFlush = true
                 return
             case .request(let request):
                 let response = responder.respond(
                     to: request, flags: { currentFlags() },
                     admit: { limiter.admit(connection.peer, now: Double(Self.now()) / 1e9) })
+                metrics.ofrepAnswered(endpoint: OFREPResponder.endpoint(of: request.path), status: response.status)
                 let closing = !request.keepsAlive || endOfInput || stopRequested.withLock { $0 }
                 connection.enqueue(response, closing: closing)
                 connection.deadline = Self.now() + limits.idleTimeout

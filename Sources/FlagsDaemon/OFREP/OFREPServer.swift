@@ -1,18 +1,21 @@
 import FlagsCore
 import Foundation
-public import UnixIO
+import UnixIO
 
 /// The OFREP listener (README, OpenFeature) as a service: its epoll loop on a thread of its own.
 public final class OFREPServer: Service {
     private let loop: OFREPLoop
 
     /// Serves `listenFD`, a listening stream socket the server now owns and closes at the end. `token` is asked
-    /// of TCP clients only (`isTCP`); Unix socket clients are vetted by the socket file's permissions.
-    public init(
-        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger
+    /// of TCP clients only (`isTCP`); Unix socket clients are vetted by the socket file's permissions. Each
+    /// answer is counted in `metrics`.
+    init(
+        listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, limits: OFREPLimits, logger: Logger,
+        metrics: DaemonMetrics
     ) throws(SystemError) {
         loop = try OFREPLoop(
-            listenFD: listenFD, isTCP: isTCP, store: store, token: token, limits: limits, logger: logger)
+            listenFD: listenFD, isTCP: isTCP, store: store, token: token, limits: limits, logger: logger,
+            metrics: metrics)
     }
 
     /// Serves until shut down or cancelled.

@@ -100,18 +100,32 @@ import Testing
         defer { listener.stop() }
         try Self.waitForSubscription(first)
 
+        // A restart that changed nothing runs nothing. Shown by what comes next: the CLI handles the daemon's
+        // messages in order, so once the run for a later change is in the file, anything the restart ran would be
+        // there before it.
         let second = try first.restarted()
         try Self.waitForSubscription(second)
-        #expect(Self.lines(out).isEmpty)
-
-        _ = second.stop()
+        let secondEpoch = try #require(try second.connect().call("status")?["result"]?["epoch"]?.stringValue)
         try first.writeFlags(Self.flags(darkMode: true))
+        #expect(Eventually.wait(timeout: .seconds(15)) { !Self.lines(out).isEmpty })
+        let afterRestart = Self.lines(out)
+        #expect(afterRestart.count == 1 && afterRestart.first?.hasPrefix("\(secondEpoch) ") == true, "\(afterRestart)")
+        #expect(afterRestart.first?.hasSuffix(" [dark_mode]") == true, "\(afterRestart)")
+
+        // A restart on flags that changed meanwhile runs the command once for that change.
+        _ = second.stop()
+        try first.writeFlags(Self.flags(darkMode: false))
         let third = try DaemonProcess(config: LocalFlags.config(in: first.directory), directory: first.directory)
         defer { _ = third.stop() }
         let epoch = try #require(try third.connect().call("status")?["result"]?["epoch"]?.stringValue)
-        #expect(Eventually.wait(timeout: .seconds(15)) { !Self.lines(out).isEmpty })
-        #expect(!Eventually.wait(timeout: .milliseconds(300)) { Self.lines(out).count > 1 })
-        #expect(Self.lines(out) == ["\(epoch) 1 [dark_mode]"])
+        #expect(Eventually.wait(timeout: .seconds(15)) { Self.lines(out).count >= 2 })
+        // Then one more change: its run follows that one directly, so the restart ran the command once only.
+        try first.writeFlags(Self.flags(darkMode: true))
+        #expect(Eventually.wait(timeout: .seconds(15)) { Self.lines(out).count >= 3 })
+        let revision = try #require(try third.connect().call("status")?["result"]?["revision"]?.integerValue)
+        #expect(
+            Array(Self.lines(out).dropFirst()) == ["\(epoch) 1 [dark_mode]", "\(epoch) \(revision) [dark_mode]"],
+            "\(Self.lines(out))")
     }
 
     @Test("--exec with no daemon to reach exits 69 at once; without a command it is a usage error")

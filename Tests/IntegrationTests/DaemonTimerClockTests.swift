@@ -47,11 +47,13 @@ import Testing
         let rig = try PushwooshRig.start()
         defer { rig.stop() }
         let session = try rig.session()
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let pid = rig.daemon.process.processIdentifier
         // After the first fetch the refresher sleeps until its next deadline (it wakes at least once a minute
         // to look at them): libdispatch arms every sleep of `ContinuousClock` on one timerfd of that clock.
-        let armed = Eventually.wait { Self.timers(of: pid).contains { $0.clockID == Self.boottime && $0.isArmed } }
+        let armed = await Eventually.wait {
+            Self.timers(of: pid).contains { $0.clockID == Self.boottime && $0.isArmed }
+        }
         let timers = Self.timers(of: pid)
         #expect(armed, "no CLOCK_BOOTTIME timer armed: \(timers)")
         #expect(timers.allSatisfy { [Self.realtime, Self.monotonic, Self.boottime].contains($0.clockID) }, "\(timers)")

@@ -48,7 +48,7 @@ import Testing
         return python
     }
 
-    @Test func theStockProviderReadsEveryTypeDefaultsAnAbsentKeyAndSeesAChange() throws {
+    @Test func theStockProviderReadsEveryTypeDefaultsAnAbsentKeyAndSeesAChange() async throws {
         let python = try Self.python()
         let rig = try OFREPRig(tcp: true)
         defer { rig.cleanUp() }
@@ -68,14 +68,16 @@ import Testing
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        let waiting = Eventually.wait(timeout: .seconds(30)) { text().contains("waiting for") || !process.isRunning }
+        let waiting = await Eventually.wait(timeout: .seconds(30)) {
+            text().contains("waiting for") || !process.isRunning
+        }
         let errors = { (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? "" }
         try #require(waiting && process.isRunning, "the example did not reach its watch:\n\(text())\n\(errors())")
 
         var changed = OFREPRig.checkout
         changed.properties["button_color"] = "red"
         try rig.daemon.writeFlags([changed, OFREPRig.banner, OFREPRig.killed])
-        let finished = Eventually.wait(timeout: .seconds(30)) { !process.isRunning }
+        let finished = await Eventually.wait(timeout: .seconds(30)) { !process.isRunning }
         try #require(finished, "the example did not see the change:\n\(text())")
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(errors())")

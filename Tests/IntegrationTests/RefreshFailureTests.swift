@@ -34,8 +34,8 @@ import Testing
             server.stop()
         }
         var session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
-        #expect(Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(await Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
         switch fault.transport {
         case .reply(let reply): server.setDefaultReply(reply, for: "getFeatureFlags")
         case .refused: server.stop()
@@ -97,7 +97,8 @@ import Testing
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
-        #expect(try Eventually.wait { try session.result("status")?["lastError"]?["status"]?.integerValue == 500 })
+        #expect(
+            try await Eventually.wait { try session.result("status")?["lastError"]?["status"]?.integerValue == 500 })
         _ = try session.result("refresh")
         #expect(try session.result("status")?["lastError"]?.isNull == true)
     }
@@ -114,7 +115,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let fetched = clock.now
         server.stop()
         let listener = try SocketSession(socketPath: daemon.socketPath)
@@ -126,6 +127,6 @@ import Testing
         // Not before CacheMaxAge: the fetch came after `start`.
         #expect(clock.now - start >= .milliseconds(950))
         #expect(try session.get("new_checkout")?.isNull == true)
-        #expect(Eventually.wait { Fixtures.cacheText(daemon) == nil })
+        #expect(await Eventually.wait { Fixtures.cacheText(daemon) == nil })
     }
 }

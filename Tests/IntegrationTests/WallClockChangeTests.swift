@@ -62,8 +62,8 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
-        #expect(Eventually.wait { (try? CacheFile.read(Fixtures.cachePath(daemon)))??.fetchedAt != nil })
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(await Eventually.wait { (try? CacheFile.read(Fixtures.cachePath(daemon)))??.fetchedAt != nil })
         let fetchedAt = try #require(try CacheFile.read(Fixtures.cachePath(daemon))).fetchedAt
         let requests = server.requests.count
         let pid = daemon.process.processIdentifier
@@ -72,10 +72,10 @@ import Testing
         for jump: Int64 in [30 * 86400, -365 * 86400] {
             total += jump
             try Self.shift(shiftFile, by: total)
-            let logged = Eventually.wait { daemon.log.contains("the wall clock changed by \(jump) s") }
+            let logged = await Eventually.wait { daemon.log.contains("the wall clock changed by \(jump) s") }
             #expect(logged, "no clock change logged for \(jump) s; log:\n\(daemon.log)")
             // The cache's wall fetch time, made again from its boot-clock time by the moved clock.
-            let restamped = Eventually.wait {
+            let restamped = await Eventually.wait {
                 guard let cache = try? CacheFile.read(Fixtures.cachePath(daemon)) else { return false }
                 return abs(cache.fetchedAt - (fetchedAt + Double(total))) < 60
             }

@@ -94,7 +94,10 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["PWFlagsTestKit", "FlagsCore", "FlagsProtocol", "UnixIO"],
             path: "Tests/TestSupport",
-            swiftSettings: strict
+            swiftSettings: strict,
+            // The test kit finds this hook by name at run time (DaemonExitCheck): it must be in the dynamic
+            // symbol table of the test executable.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=pwflags_test_kit_record_issue"])]
         ),
         .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore"], swiftSettings: strict),
         .testTarget(

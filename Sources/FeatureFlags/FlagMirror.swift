@@ -51,10 +51,11 @@ struct FlagMirror: Sendable {
         guard isConnected, change.revision > revision else { return FlagDiff() }
         revision = change.revision
         epoch = change.epoch ?? epoch
-        var updated = flags.flags
-        for flag in change.changed { updated[flag.key] = flag }
-        for key in change.removed { updated[key] = nil }
-        return replace(with: FlagSet(byKey: updated))
+        // By byte-exact key, as the daemon keeps them (R2): canonically equivalent keys stay two flags.
+        var updated = flags.entries
+        for flag in change.changed { updated[FlagKey(flag.key)] = flag }
+        for key in change.removed { updated[FlagKey(key)] = nil }
+        return replace(with: FlagSet(Array(updated.values)))
     }
 
     /// Applies a `refresh` answer when it is newer than the mirror, so the caller's completion sees its flags.
@@ -82,12 +83,18 @@ struct FlagMirror: Sendable {
     }
 
     /// Drops the flags once they are past their age while the daemon cannot be asked (R15): callers get their
-    /// defaults and listeners are told, as the daemon itself would do.
+    /// defaults and listeners are told, as the daemon itself would do. Overridden flags stay, as they do in the
+    /// daemon: a local override has no age. Their source's value (`sourceValue`) goes with the source's flags.
     mutating func expireIfDue(now: Date) -> FlagDiff {
         guard !isConnected, let expiresAt, now >= expiresAt else { return FlagDiff() }
         self.expiresAt = nil
         epoch = nil
-        return replace(with: FlagSet())
+        let overridden = flags.entries.values.filter(\.isOverridden).map { flag in
+            var kept = flag
+            kept.sourceValue = nil
+            return kept
+        }
+        return replace(with: FlagSet(overridden))
     }
 
     /// How long until `expireIfDue` drops the flags; nil when it never will.

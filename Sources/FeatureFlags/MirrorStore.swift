@@ -30,7 +30,7 @@ final class MirrorStore: Sendable {
 
     /// The hot path of `get`: no lock, a thread-local copy and one dictionary lookup.
     func flag(_ key: String) -> Flag? {
-        reads.flag(key)
+        reads.flag(FlagKey(key))
     }
 
     /// A copy of the whole mirror.
@@ -48,7 +48,7 @@ final class MirrorStore: Sendable {
     func update(_ body: (inout FlagMirror) -> FlagDiff) {
         mirror.withLock { mirror in
             let diff = body(&mirror)
-            if !diff.isEmpty || mirror.hasSnapshot { reads.publish(mirror.flags.flags) }
+            if !diff.isEmpty || mirror.hasSnapshot { reads.publish(mirror.flags.entries) }
             tell(diff, hasSnapshot: mirror.hasSnapshot)
         }
     }

@@ -13,10 +13,10 @@ final class ThreadReadCache: @unchecked Sendable {
     /// One thread's copy.
     final class Slot: @unchecked Sendable {
         var version = -1
-        var flags: [String: Flag] = [:]
+        var flags: [FlagKey: Flag] = [:]
     }
 
-    private let published = Mutex([String: Flag]())
+    private let published = Mutex([FlagKey: Flag]())
     private let version = Atomic<Int>(0)
     private let threadSlot = ThreadLocalReference<Slot>()
     /// Every thread's slot, so that deinit can let go of their copies.
@@ -30,7 +30,7 @@ final class ThreadReadCache: @unchecked Sendable {
     }
 
     /// Makes `flags` what every thread reads from now on.
-    func publish(_ flags: [String: Flag]) {
+    func publish(_ flags: [FlagKey: Flag]) {
         published.withLock { $0 = flags }
         version.add(1, ordering: .releasing)
         // Slots of threads that have exited are only referenced here: forget them.
@@ -42,8 +42,9 @@ final class ThreadReadCache: @unchecked Sendable {
         }
     }
 
-    /// The flag `key` as last published.
-    func flag(_ key: String) -> Flag? {
+    /// The flag `key` as last published. Keys are byte-exact (`FlagKey`), as in the daemon (R2): a `String` key
+    /// would make canonically equivalent keys ("caf\u{E9}", "cafe\u{301}") one flag.
+    func flag(_ key: FlagKey) -> Flag? {
         // Loaded before the copy is read: the copy is at least as new as the version it is filed under.
         let current = version.load(ordering: .acquiring)
         // The thread's own reference keeps the slot alive, so it is borrowed without a retain.

@@ -83,7 +83,7 @@ public final class Daemon: Sendable {
             throw StartError(description: "cannot start the socket server: \(error)")
         }
         let ofrep = makeOFREPServer(
-            configuration: configuration, store: store, activated: activated.ofrep, logger: logger)
+            configuration: configuration, store: store, activated: activated.ofrep, logger: logger, metrics: metrics)
         let status = SystemdStatus(store: store) { reloader.stacks.current }
         logger.notice(
             "pwflagsd \(PWFlagsVersion.current) serving",

@@ -38,6 +38,11 @@ struct DaemonMetricFamilies {
         let impressions = daemon.impressions.sorted { $0.key < $1.key }.map {
             Sample(labels: [("outcome", $0.key)], value: Double($0.value))
         }
+        let ofrepRequests = daemon.ofrepRequests.sorted {
+            ($0.key.endpoint, $0.key.status) < ($1.key.endpoint, $1.key.status)
+        }.map {
+            Sample(labels: [("endpoint", $0.key.endpoint), ("status", String($0.key.status))], value: Double($0.value))
+        }
         var propagation = MetricFamily(
             name: "pwflagsd_change_propagation_seconds", kind: .histogram,
             help: "Time from a change of the served flags (an upstream reply, a file change) to the last "
@@ -55,6 +60,9 @@ struct DaemonMetricFamilies {
                 "Failed requests to Pushwoosh, by reason (dns, connect, tls, timeout, tooLarge, cancelled, network, "
                     + "http, unusable, notSent).", failures),
             .counter("pwflagsd_impressions", "logImpression answers, by outcome.", impressions),
+            .counter(
+                "pwflagsd_ofrep_requests",
+                "OFREP requests answered, by endpoint (single, bulk, other) and HTTP status.", ofrepRequests),
             .gauge("pwflagsd_flags", "Flags served.", Double(flags)),
             .gauge("pwflagsd_revision", "Revision of the served flag set since the daemon started.", Double(revision)),
             .gauge(

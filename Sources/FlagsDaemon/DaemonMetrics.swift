@@ -1,6 +1,7 @@
 import Synchronization
 
-/// The counters kept off the socket loop: refreshes by trigger and outcome, impressions by outcome.
+/// The counters kept off the socket loop: refreshes by trigger and outcome, impressions by outcome, OFREP
+/// requests by endpoint and status.
 ///
 /// One per daemon, kept across reloads (a reload builds a new refresher, and counters must not go back to
 /// zero with it); written by the refresher and the controller, read by `metrics`.
@@ -12,11 +13,19 @@ final class DaemonMetrics: Sendable {
         var status: Int
     }
 
+    /// An OFREP request's labels: the endpoint it asked for (`single`, `bulk`, or `other` for a path outside
+    /// OFREP and a request too malformed to have one) and the HTTP status of its answer.
+    struct OFREPRequest: Hashable, Sendable {
+        var endpoint: String
+        var status: Int
+    }
+
     struct Counts: Sendable, Equatable {
         var refreshes: [Refresh: Int] = [:]
         var impressions: [String: Int] = [:]
         /// Failed requests to Pushwoosh by ``PushwooshError/Kind``.
         var refreshFailures: [String: Int] = [:]
+        var ofrepRequests: [OFREPRequest: Int] = [:]
     }
 
     private let counts = Mutex(Counts())
@@ -36,6 +45,11 @@ final class DaemonMetrics: Sendable {
     /// Counts one `logImpression` answer by its outcome.
     func impression(_ outcome: String) {
         counts.withLock { $0.impressions[outcome, default: 0] += 1 }
+    }
+
+    /// Counts one answered OFREP request.
+    func ofrepAnswered(endpoint: String, status: Int) {
+        counts.withLock { $0.ofrepRequests[OFREPRequest(endpoint: endpoint, status: status), default: 0] += 1 }
     }
 
     /// The counts now.

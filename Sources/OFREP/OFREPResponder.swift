@@ -27,6 +27,12 @@ public struct OFREPResponder: Sendable {
             && request.header("origin").map(allowedOrigins.contains) == true
     }
 
+    /// The endpoint a path asks for, as the metrics label it: `bulk`, `single`, or `other`.
+    public static func endpoint(of path: String) -> String {
+        if path == bulkPath || path == bulkPath + "/" { return "bulk" }
+        return path.hasPrefix(singlePrefix) ? "single" : "other"
+    }
+
     /// The answer to `request`. `admit` is asked once the caller is authenticated and returns nil to serve the
     /// request, or the seconds the caller must wait (429). An allowed origin's answers carry the CORS fields.
     public func respond(to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?) -> HTTPResponse {

@@ -15,6 +15,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public let notify: NotifySocket
     public let process: Process
     private let exit = ExitStatus()
+    private let checks = Mutex(ExitChecks())
 
     /// The folder holding the package's built products, found next to the running test bundle.
     public static var productsDirectory: URL {
@@ -36,6 +37,20 @@ public final class DaemonProcess: @unchecked Sendable {
     public static var parentDeathLauncher: [String] {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
             ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
+    }
+
+    /// The sanitizer settings a daemon runs with. Under AddressSanitizer the test runner's own exit-time leaks
+    /// (Foundation, libcurl) are not checked, but the daemon's are: CI gives the daemon its own ASan options
+    /// (`PWFLAGS_DAEMON_ASAN_OPTIONS`), which replace the runner's `ASAN_OPTIONS`; the suppression files'
+    /// settings pass as they are.
+    public static var sanitizerEnvironment: [String: String] {
+        let environment = ProcessInfo.processInfo.environment
+        var settings: [String: String] = [:]
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {
+            settings[name] = environment[name]
+        }
+        if let daemonOptions = environment["PWFLAGS_DAEMON_ASAN_OPTIONS"] { settings["ASAN_OPTIONS"] = daemonOptions }
+        return settings
     }
 
     /// The path of a built executable of the package.
@@ -76,9 +91,7 @@ public final class DaemonProcess: @unchecked Sendable {
         process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify.path
-        // Under AddressSanitizer the test runner's own exit-time leaks (Foundation, libcurl) are not checked, but
-        // the daemon's are: CI gives the daemon its own ASan options.
-        if let daemonOptions = env["PWFLAGS_DAEMON_ASAN_OPTIONS"] { env["ASAN_OPTIONS"] = daemonOptions }
+        env.merge(Self.sanitizerEnvironment) { _, daemon in daemon }
         for (key, value) in environment { env[key] = value }
         process.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -125,22 +138,38 @@ public final class DaemonProcess: @unchecked Sendable {
         return nil
     }
 
-    /// SIGTERM, then wait for the exit status; SIGKILL if it does not come.
-    @discardableResult
-    public func stop() -> Int32? {
-        TerminationSignals.release(self)
-        guard isRunning else { return exit.status.withLock { $0 } }
-        signal(SIGTERM)
-        if let status = waitForExit() { return status }
-        signal(SIGKILL)
-        _ = waitForExit(timeout: .seconds(5))
-        return nil
+    /// How the test expects this daemon to end (`.clean` unless it says otherwise); `stop()` and `cleanUp()`
+    /// check the exit against it.
+    public var expectedExit: ExpectedExit {
+        get { checks.withLock { $0.expected } }
+        set { checks.withLock { $0.expected = newValue } }
     }
 
-    /// Stops the daemon and removes its directory.
-    public func cleanUp() {
-        stop()
-        directory.remove()
+    /// SIGTERM, then wait for the exit status; SIGKILL if it does not come. The exit and the log are then
+    /// checked (`DaemonExitCheck`): a status other than `expecting` (by default `expectedExit`), a daemon that
+    /// needed SIGKILL, or a sanitizer report fails the running test. Returns the exit status, nil when the
+    /// daemon had to be killed.
+    @discardableResult
+    public func stop(expecting expected: ExpectedExit? = nil) -> Int32? {
+        TerminationSignals.release(self)
+        let ending = DaemonExitCheck.terminate(process)
+        let (first, wanted) = checks.withLock { checks in
+            defer { checks.done = true }
+            return (!checks.done, expected ?? checks.expected)
+        }
+        // Checked once: a test that stops the daemon and later cleans up is not told twice.
+        if first, !DaemonExitCheck.verify(ending, expected: wanted, logPath: logPath) {
+            checks.withLock { $0.failed = true }
+        }
+        if ending.forced { return nil }
+        return exit.status.withLock { $0 } ?? process.terminationStatus
+    }
+
+    /// Stops the daemon (checking its exit as `stop` does) and removes its directory, unless the check failed:
+    /// then the directory stays, so that its log can be read.
+    public func cleanUp(expecting expected: ExpectedExit? = nil) {
+        stop(expecting: expected)
+        if !checks.withLock({ $0.failed }) { directory.remove() }
     }
 }
 
@@ -152,6 +181,13 @@ public enum DaemonProcessError: Error, CustomStringConvertible {
         case .notReady(let log): "pwflagsd did not send READY=1; its log:\n\(log)"
         }
     }
+}
+
+/// What the test expects of the daemon's exit, and whether it was checked.
+private struct ExitChecks {
+    var expected = ExpectedExit.clean
+    var done = false
+    var failed = false
 }
 
 /// The exit status, set by the termination handler on another thread.

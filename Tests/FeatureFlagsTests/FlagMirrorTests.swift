@@ -140,4 +140,43 @@ import Testing
         _ = mirror.subscribed(to: FlagListing(revision: 3, flags: [Self.checkout], subscription: "s1"), expiresAt: nil)
         #expect(mirror.resumePoint == nil)
     }
+
+    static let precomposed = Flag(key: "caf\u{E9}", isEnabled: true, ruleId: "r_precomposed")
+    static let decomposed = Flag(key: "cafe\u{301}", isEnabled: false, ruleId: "r_decomposed")
+
+    @Test("R2: canonically equivalent keys that differ in their bytes are two flags through a change, as in the daemon")
+    func equivalentKeysStayApartThroughAChange() {
+        var mirror = FlagMirror()
+        _ = mirror.subscribed(to: FlagListing(revision: 1, flags: [Self.precomposed, Self.decomposed]), expiresAt: nil)
+        #expect(mirror.flags.count == 2)
+        var moved = Self.precomposed
+        moved.ruleId = "r_moved"
+        let diff = mirror.apply(FlagsChanged(subscription: "s1", revision: 2, changed: [moved], removed: []))
+        #expect(diff == FlagDiff(changed: [moved]))
+        #expect(mirror.flags.count == 2)
+        #expect(mirror.flags[FlagKey("caf\u{E9}")]?.ruleId == "r_moved")
+        #expect(mirror.flags[FlagKey("cafe\u{301}")]?.ruleId == "r_decomposed")
+        _ = mirror.apply(FlagsChanged(subscription: "s1", revision: 3, changed: [], removed: ["cafe\u{301}"]))
+        #expect(mirror.flags.count == 1)
+        #expect(mirror.flags[FlagKey("caf\u{E9}")]?.ruleId == "r_moved")
+    }
+
+    @Test("R15: at expiry the mirror keeps the overridden flags, as the daemon does, and drops the rest")
+    func expiryKeepsOverriddenFlags() {
+        var overridden = Flag(
+            key: "forced", isEnabled: true, ruleId: Flag.overrideRuleId, source: .override,
+            sourceValue: FlagValue(isEnabled: false, ruleId: "r_1"))
+        overridden.properties = ["color": "red"]
+        var mirror = FlagMirror()
+        _ = mirror.subscribed(
+            to: FlagListing(revision: 3, flags: [Self.checkout, overridden], subscription: "s1"), expiresAt: Self.start)
+        mirror.disconnected()
+        let diff = mirror.expireIfDue(now: Self.start)
+        // The source's value of the overridden flag expired with the source's flags.
+        var kept = overridden
+        kept.sourceValue = nil
+        #expect(diff == FlagDiff(changed: [kept], removed: ["new_checkout"]))
+        #expect(mirror.flags.sorted == [kept])
+        #expect(mirror.timeUntilExpiry(now: Self.start + 1) == nil)
+    }
 }

@@ -61,4 +61,14 @@ import Testing
         #expect(regressions.isEmpty, "\(regressions.count): \(regressions.prefix(5))")
         #expect(Self.revision(of: store.flag("v")) == Self.revision(of: store.current.flags["v"]))
     }
+
+    @Test("R2: get tells canonically equivalent keys apart, as the daemon does: \"caf\\u{E9}\" and \"cafe\\u{301}\"")
+    func getTellsEquivalentKeysApart() {
+        let store = MirrorStore()
+        let precomposed = Flag(key: "caf\u{E9}", isEnabled: true, ruleId: "r_precomposed")
+        let decomposed = Flag(key: "cafe\u{301}", isEnabled: false, ruleId: "r_decomposed")
+        store.update { $0.subscribed(to: FlagListing(revision: 1, flags: [precomposed, decomposed]), expiresAt: nil) }
+        #expect(store.flag("caf\u{E9}")?.ruleId == "r_precomposed")
+        #expect(store.flag("cafe\u{301}")?.ruleId == "r_decomposed")
+    }
 }

@@ -26,7 +26,7 @@ import UnixIO
     static func expiry(_ day: Int) -> String { "2030-01-0\(day)T00:00:00Z" }
 
     @Test("listen's expiresAt and each flagsChanged's are the mirror's, without any status call")
-    func expiryComesWithTheNotifications() throws {
+    func expiryComesWithTheNotifications() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try FakeDaemon(path: directory.file("d.sock")) { method, id in
@@ -59,7 +59,7 @@ import UnixIO
         let flags = FeatureFlags(socketPath: daemon.path, timing: .standard)
         defer { flags.stop() }
         let last = try Date.ISO8601FormatStyle().parse(Self.expiry(6))
-        let settled = Eventually.wait(timeout: .seconds(10)) {
+        let settled = await Eventually.wait(timeout: .seconds(10)) {
             flags.get("v")?.ruleId == "r6" && flags.expiresAt == last
         }
         #expect(
@@ -71,7 +71,7 @@ import UnixIO
 
 extension NotificationExpiryTests {
     @Test("A daemon that sends no expiresAt with its notifications is asked with status, as before")
-    func olderDaemonIsAskedWithStatus() throws {
+    func olderDaemonIsAskedWithStatus() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try FakeDaemon(path: directory.file("d.sock")) { method, id in
@@ -87,7 +87,7 @@ extension NotificationExpiryTests {
         let flags = FeatureFlags(socketPath: daemon.path, timing: .standard)
         defer { flags.stop() }
         let expected = try Date.ISO8601FormatStyle().parse("2031-01-01T00:00:00Z")
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.expiresAt == expected })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { flags.expiresAt == expected })
         #expect(daemon.methods == ["listen", "status"])
     }
 }

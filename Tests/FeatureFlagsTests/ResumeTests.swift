@@ -21,10 +21,10 @@ import Testing
     /// Counts its calls.
     /// A library instance on `daemon`, started and holding its first snapshot, with a counting listener on a
     /// queue of its own.
-    static func mirror(of daemon: FakeDaemon, label: String) -> (FeatureFlags, CountingListener, DispatchQueue) {
+    static func mirror(of daemon: FakeDaemon, label: String) async -> (FeatureFlags, CountingListener, DispatchQueue) {
         let flags = FeatureFlags(socketPath: daemon.path, timing: ClientTiming.fast)
         flags.start()
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.hasSnapshot })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { flags.hasSnapshot })
         let listener = CountingListener()
         let queue = DispatchQueue(label: label)
         flags.addUpdateListener(listener, queue: queue)
@@ -40,7 +40,7 @@ import Testing
 
     @Test(
         "After the connection drops the mirror listens since its epoch and revision; unchanged keeps the flags quietly")
-    func reconnectResumesWithSince() throws {
+    func reconnectResumesWithSince() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try FakeDaemon(path: directory.file("d.sock")) { method, id in
@@ -56,21 +56,21 @@ import Testing
             return [JSONValue.object(["jsonrpc": "2.0", "id": id, "result": result]).serialized()]
         }
         defer { daemon.stop() }
-        let (flags, listener, queue) = Self.mirror(of: daemon, label: "test.resume")
+        let (flags, listener, queue) = await Self.mirror(of: daemon, label: "test.resume")
         defer { flags.stop() }
 
         daemon.dropConnections()
-        #expect(Eventually.wait(timeout: .seconds(10)) { daemon.params.count >= 2 })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { daemon.params.count >= 2 })
         #expect(daemon.params.first?["since"] == nil)
         #expect(daemon.params[1]["since"] == ["epoch": "e1", "revision": 3])
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.isConnected })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { flags.isConnected })
         #expect(flags.get("v")?.ruleId == "r1")
         queue.sync {}
         #expect(listener.calls.withLock { $0 } == 0)
     }
 
     @Test("An unchanged answer keeps the mirror's flags and tells no listener")
-    func unchangedAnswerKeepsTheFlags() throws {
+    func unchangedAnswerKeepsTheFlags() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let listens = Mutex(0)
@@ -92,14 +92,15 @@ import Testing
             return [JSONValue.object(["jsonrpc": "2.0", "id": id, "result": result]).serialized()]
         }
         defer { daemon.stop() }
-        let (flags, listener, queue) = Self.mirror(of: daemon, label: "test.unchanged")
+        let (flags, listener, queue) = await Self.mirror(of: daemon, label: "test.unchanged")
         defer { flags.stop() }
 
         daemon.dropConnections()
-        #expect(Eventually.wait(timeout: .seconds(10)) { daemon.methods.filter { $0 == "listen" }.count >= 2 })
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.isConnected })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { daemon.methods.filter { $0 == "listen" }.count >= 2 })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { flags.isConnected })
         // Still connected a moment later: the unchanged answer was taken, not treated as a broken reply.
-        #expect(!Eventually.wait(timeout: .milliseconds(300)) { daemon.methods.filter { $0 == "listen" }.count > 2 })
+        #expect(
+            await !Eventually.wait(timeout: .milliseconds(300)) { daemon.methods.filter { $0 == "listen" }.count > 2 })
         #expect(flags.get("v")?.ruleId == "r1")
         queue.sync {}
         #expect(listener.calls.withLock { $0 } == 0)

@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test("An instance that is never used opens no connection, and its stop() returns at once")
-    func unusedInstanceStaysIdle() throws {
+    func unusedInstanceStaysIdle() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try Self.daemon(in: directory)
@@ -40,9 +40,9 @@ import Testing
         defer { used.stop() }
         // The first use: a read, which answers the default before the first snapshot.
         _ = used.isEnabled("v", default: false)
-        #expect(Eventually.wait(timeout: .seconds(10)) { used.hasSnapshot })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { used.hasSnapshot })
         // The idle one, made first, would have subscribed by now had its init started the thread.
-        #expect(!Eventually.wait(timeout: .milliseconds(300)) { daemon.methods.count > 1 })
+        #expect(await !Eventually.wait(timeout: .milliseconds(300)) { daemon.methods.count > 1 })
         let began = ContinuousClock.now
         idle.stop()
         #expect(ContinuousClock.now - began < .seconds(1))
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test("start() begins mirroring before the first read")
-    func startBeginsMirroring() throws {
+    func startBeginsMirroring() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try Self.daemon(in: directory)
@@ -58,7 +58,7 @@ import Testing
         let flags = FeatureFlags(socketPath: daemon.path, timing: .standard)
         defer { flags.stop() }
         flags.start()
-        #expect(Eventually.wait(timeout: .seconds(10)) { daemon.methods == ["listen"] })
-        #expect(Eventually.wait(timeout: .seconds(10)) { flags.get("v")?.ruleId == "r1" })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { daemon.methods == ["listen"] })
+        #expect(await Eventually.wait(timeout: .seconds(10)) { flags.get("v")?.ruleId == "r1" })
     }
 }

@@ -21,7 +21,7 @@ import Testing
         #expect(requests[0].requestObject?["hwid"]?.stringValue == "test-hwid")
         #expect(requests[0].requestObject?["userId"]?.stringValue == "test-hwid")
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let status = try session.result("status")
         #expect(status?["appState"]?.stringValue == "foreground")
         #expect(status?["sessionStartedAt"]?.isNull == false)
@@ -42,7 +42,7 @@ import Testing
         let answer = try session.result("setAppState", ["state": "foreground"])
         #expect(answer?["sessionStarted"]?.boolValue == true)
         _ = try await server.waitForRequests(count: 1)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         // A quick return from the background is the same session.
         _ = try session.result("setAppState", ["state": "background"])
         let again = try session.result("setAppState", ["state": "foreground"])
@@ -94,7 +94,7 @@ import Testing
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setAppState", ["state": "foreground"])
         _ = try await server.waitForRequests(count: 1)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         _ = try session.result("setAppState", ["state": "background"])
         let count = server.requests.count
         // The rule is about time itself: three intervals pass in the background without a request.
@@ -113,10 +113,10 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let answer = try session.result("pushRegistered")
         #expect(answer?["refreshStarted"]?.boolValue == true)
         _ = try await server.waitForRequests(count: 2)
-        #expect(try Fixtures.waitForFlag("search_v2", on: session))
+        #expect(try await Fixtures.waitForFlag("search_v2", on: session))
     }
 }

@@ -201,7 +201,7 @@ import Testing
         #expect(response["result"]?["subscriptions"] == 1)
     }
 
-    @Test func connectionsPastMaxConnectionsAreClosedAtOnce() throws {
+    @Test func connectionsPastMaxConnectionsAreClosedAtOnce() async throws {
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=4\n")
         defer { daemon.cleanUp() }
         var clients = try (0..<4).map { _ in try daemon.connect() }
@@ -209,7 +209,7 @@ import Testing
         // first asks, so each waits for the daemon's own count.
         for (index, client) in clients.enumerated() {
             #expect(
-                try Eventually.wait {
+                try await Eventually.wait {
                     try client.call("status", id: .number(Double(index)))?["result"]?["connections"] == 4
                 })
         }
@@ -220,7 +220,7 @@ import Testing
         }
         clients.removeFirst()
         // Wait until the daemon has seen the close: its own count says so.
-        #expect(try Eventually.wait { try clients[0].call("status")?["result"]?["connections"] == 3 })
+        #expect(try await Eventually.wait { try clients[0].call("status")?["result"]?["connections"] == 3 })
         let again = try daemon.connect()
         #expect(try again.call("get", ["key": "search_v2"])?["result"]?["flag"]?["key"] == "search_v2")
         #expect(daemon.isRunning)

@@ -53,7 +53,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         // The first reply must have landed: a refresh while it is in flight would share it and succeed (R10).
-        #expect(try Fixtures.waitForFlag("new_checkout", on: SocketSession(socketPath: daemon.socketPath)))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: SocketSession(socketPath: daemon.socketPath)))
         server.setDefaultReply(.status(503), for: "getFeatureFlags")
         let failed = try CLI.run(["--socket", daemon.socketPath, "refresh"])
         #expect(failed.status == 1, "\(failed)")

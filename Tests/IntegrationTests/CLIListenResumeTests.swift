@@ -12,18 +12,18 @@ import Testing
     }
 
     @Test("A restart with the flags unchanged prints nothing; changes made while the daemon was down print once")
-    func resumesAcrossRestartsPrintingEachChangeOnce() throws {
+    func resumesAcrossRestartsPrintingEachChangeOnce() async throws {
         let first = try DaemonProcess.serving(Fixtures.all)
         defer { first.directory.remove() }
         let listener = try CLI.start(["--socket", first.socketPath, "listen"])
         defer { listener.stop() }
-        try CLIListenExecTests.waitForSubscription(first)
+        try await CLIListenExecTests.waitForSubscription(first)
 
         // Restarted with the same flags: the listener resubscribes and prints nothing. The next line it prints
         // is the change made after that, so nothing came before it.
         let second = try first.restarted()
-        try CLIListenExecTests.waitForSubscription(second)
-        try CLIListenExecTests.write(CLIListenExecTests.flags(darkMode: true), to: second, revision: 2)
+        try await CLIListenExecTests.waitForSubscription(second)
+        try await CLIListenExecTests.write(CLIListenExecTests.flags(darkMode: true), to: second, revision: 2)
         #expect(try Self.nextLine(listener).hasPrefix("revision 2: changed dark_mode: enabled"))
 
         // Down, then a new flag set: dark_mode off again, holiday_banner gone. The restarted daemon's listing
@@ -36,10 +36,10 @@ import Testing
         #expect(try Self.nextLine(listener) == "revision 1: removed holiday_banner")
 
         // And it goes on listening to the new daemon.
-        try CLIListenExecTests.waitForSubscription(third)
+        try await CLIListenExecTests.waitForSubscription(third)
         var search = Fixtures.searchV2
         search.isEnabled = false
-        try CLIListenExecTests.write(
+        try await CLIListenExecTests.write(
             Fixtures.all.filter { $0.key != "holiday_banner" && $0.key != "search_v2" } + [search], to: third,
             revision: 2)
         #expect(try Self.nextLine(listener).hasPrefix("revision 2: changed search_v2: disabled"))
@@ -47,12 +47,12 @@ import Testing
     }
 
     @Test("With --json a resumed change is one flagsChanged params object holding only what differs")
-    func resumedChangeInJSON() throws {
+    func resumedChangeInJSON() async throws {
         let first = try DaemonProcess.serving(CLIListenExecTests.flags(darkMode: false))
         defer { first.directory.remove() }
         let listener = try CLI.start(["--socket", first.socketPath, "--json", "listen", "dark_mode", "search_v2"])
         defer { listener.stop() }
-        try CLIListenExecTests.waitForSubscription(first)
+        try await CLIListenExecTests.waitForSubscription(first)
         _ = first.stop()
         try first.writeFlags(CLIListenExecTests.flags(darkMode: true))
         let second = try DaemonProcess(config: LocalFlags.config(in: first.directory), directory: first.directory)

@@ -180,14 +180,14 @@ import Testing
         #expect(overridden.status == 69, "\(overridden)")
     }
 
-    @Test func listenPrintsALineSoonAfterAnEdit() throws {
+    @Test func listenPrintsALineSoonAfterAnEdit() async throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }
         // The edit must come after pwflags has subscribed: the daemon's subscription count tells when it has.
         let listener = try CLI.start(["--socket", daemon.socketPath, "listen", "dark_mode"])
         defer { listener.stop() }
         let client = try daemon.connect()
-        let subscribed = try Eventually.wait { try client.call("status")?["result"]?["subscriptions"] == 1 }
+        let subscribed = try await Eventually.wait { try client.call("status")?["result"]?["subscriptions"] == 1 }
         try #require(subscribed, "pwflags listen did not subscribe")
         var darkOn = Fixtures.darkMode
         darkOn.isEnabled = true

@@ -18,7 +18,7 @@ import Testing
             properties: ["n": .number(Double(number))])
     }
 
-    @Test("8 threads × 100k reads of get and isEnabled while the flags change; every read is a whole version")
+    @Test("8 threads read get and isEnabled while 20 versions land; every read is a whole version, and they see more")
     func concurrentReadsDuringUpdates() async throws {
         let daemon = try DaemonProcess.serving([Self.version(0)])
         defer { daemon.cleanUp() }
@@ -28,7 +28,12 @@ import Testing
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
 
         let versions = 20
+        let readers = 8
+        // The writer starts once every reader has read version 0, and each reader goes on until it has read the
+        // last version: the reads overlap the updates by construction, not by luck.
+        let started = Atomic<Int>(0)
         let writer = Thread {
+            while started.load(ordering: .acquiring) < readers { usleep(1_000) }
             for number in 1...versions {
                 try? directory.write("flags.json", FlagsFile.text([Self.version(number)]))
                 usleep(2_000)
@@ -37,25 +42,45 @@ import Testing
         writer.start()
         let torn = Mutex(0)
         let seen = Mutex(Set<String>())
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            var local = Set<String>()
-            var bad = 0
-            for _ in 0..<100_000 {
-                guard let flag = flags.get("new_checkout") else {
-                    bad += 1
-                    continue
+        let missedTheLast = Mutex(0)
+        let last = "r_\(versions)"
+        let deadline = ContinuousClock.now + .seconds(30)
+        // Threads of their own, all running at once: a concurrentPerform on two cores runs two at a time, and the
+        // writer would wait for the others.
+        let finished = DispatchGroup()
+        for _ in 0..<readers {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                var local = Set<String>()
+                var bad = 0
+                var reads = 0
+                while reads < 100_000 || !local.contains(last) {
+                    if reads % 1024 == 0, ContinuousClock.now > deadline { break }
+                    reads += 1
+                    guard let flag = flags.get("new_checkout") else {
+                        bad += 1
+                        continue
+                    }
+                    let number = Int(flag.number(forProperty: "n", default: -1))
+                    if flag.ruleId != "r_\(number)" || flag.isEnabled != (number % 2 == 0) { bad += 1 }
+                    _ = flags.isEnabled("new_checkout", default: false)
+                    if local.isEmpty { started.add(1, ordering: .releasing) }
+                    local.insert(flag.ruleId)
                 }
-                let number = Int(flag.number(forProperty: "n", default: -1))
-                if flag.ruleId != "r_\(number)" || flag.isEnabled != (number % 2 == 0) { bad += 1 }
-                _ = flags.isEnabled("new_checkout", default: false)
-                local.insert(flag.ruleId)
-            }
-            torn.withLock { $0 += bad }
-            seen.withLock { $0.formUnion(local) }
+                torn.withLock { $0 += bad }
+                seen.withLock { $0.formUnion(local) }
+                if !local.contains(last) || !local.contains("r_0") { missedTheLast.withLock { $0 += 1 } }
+            }.start()
         }
+        finished.wait()
+        let distinct = seen.withLock { $0.count }
+        print("distinct versions read: \(distinct)")
         #expect(torn.withLock { $0 } == 0)
-        #expect(await flags.waitUntil { $0.get("new_checkout")?.ruleId == "r_\(versions)" })
-        print("distinct versions read: \(seen.withLock { $0.count })")
+        // Every reader read version 0 before the first update and the last version after the last one.
+        #expect(missedTheLast.withLock { $0 } == 0, "readers that did not see both the first and the last version")
+        #expect(distinct >= 2)
+        #expect(await flags.waitUntil { $0.get("new_checkout")?.ruleId == last })
     }
 
     /// True in a test binary built with `--sanitize=thread`, whose every memory access is slowed down.

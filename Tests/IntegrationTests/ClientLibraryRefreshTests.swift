@@ -78,7 +78,7 @@ import Testing
         // The start's own request must be over first: a refresh during it would share it and its 503 (R10).
         let status = try RawClient(socketPath: daemon.socketPath)
         #expect(
-            try Eventually.wait {
+            try await Eventually.wait {
                 try status.request(#"{"id":1,"method":"status"}"#)?["result"]?["lastError"]?["status"] == 503
             })
         server.setDefaultReply(.flags([Self.checkout]), for: "getFeatureFlags")

@@ -31,7 +31,7 @@ import Testing
         let second = try first.restarted()
         defer { _ = second.stop() }
         // Reconnected once the mirror stands at the new daemon's epoch (revision 1 again).
-        #expect(Eventually.wait(timeout: .seconds(15)) { flags.store.current.resumePoint?.epoch != before.epoch })
+        #expect(await Eventually.wait(timeout: .seconds(15)) { flags.store.current.resumePoint?.epoch != before.epoch })
         #expect(flags.store.current.resumePoint?.revision == 1)
         try second.writeFlags([Fixtures.checkout])
         #expect(await listener.nextCall())

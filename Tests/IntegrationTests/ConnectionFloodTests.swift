@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test func tenThousandConnectionsOpenedAndDroppedLeaveNoDescriptorBehind() throws {
+    @Test func tenThousandConnectionsOpenedAndDroppedLeaveNoDescriptorBehind() async throws {
         // The daemon inherits the raised limit; 500 at once need more than the usual 1024 for both sides.
         try #require(FileLimit.raise(to: 4096) >= 1200)
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=1000\n")
@@ -43,7 +43,7 @@ import Testing
         let checker = try daemon.connect()
         #expect(try checker.call("status")?["result"]?["connections"] == 1)
         // In sequence, dropped in three ways: silently, after a request it never reads, in the middle of a line.
-        func dropInSequence(_ count: Int) throws {
+        func dropInSequence(_ count: Int) async throws {
             for index in 0..<count {
                 let client = try daemon.connect()
                 switch index % 3 {
@@ -57,18 +57,18 @@ import Testing
             // of connections is first in, first out: once a marker connected after them is served and counts as
             // the second, every one before it was accepted and closed.
             let marker = try daemon.connect()
-            let caughtUp = try Eventually.wait(timeout: .seconds(20)) {
+            let caughtUp = try await Eventually.wait(timeout: .seconds(20)) {
                 try marker.call("status")?["result"]?["connections"] == 2
             }
             #expect(caughtUp)
         }
         // A warm-up first: the runtime opens a descriptor or two of its own on first use (a worker thread's), which
         // is not a leak; the baseline is what the daemon holds once it has served.
-        try dropInSequence(300)
+        try await dropInSequence(300)
         let baseline = try #require(Self.settledStatus(of: pid))
         let descriptorsBefore = Self.descriptors(of: pid)
         let started = ContinuousClock.now
-        try dropInSequence(5000)
+        try await dropInSequence(5000)
         var opened = 5000
         // In bursts of 500 open at once.
         var peak = 0
@@ -86,7 +86,7 @@ import Testing
             burst.removeAll()
         }
         let elapsed = ContinuousClock.now - started
-        let settled = Eventually.wait(timeout: .seconds(20)) {
+        let settled = await Eventually.wait(timeout: .seconds(20)) {
             ProcessStatus(pid: pid)?.openFiles == baseline.openFiles
         }
         let after = ProcessStatus(pid: pid)
@@ -103,7 +103,7 @@ import Testing
         print("connection flood: \(opened) connections in \(elapsed); daemon \(baseline) before, peak fds \(peak)")
     }
 
-    @Test func refusalsPastMaxConnectionsAreLoggedAtMostOncePerSecond() throws {
+    @Test func refusalsPastMaxConnectionsAreLoggedAtMostOncePerSecond() async throws {
         try #require(FileLimit.raise(to: 4096) >= 1200)
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=50\n")
         defer { daemon.cleanUp() }
@@ -123,7 +123,7 @@ import Testing
         let logged = daemon.log.components(separatedBy: "refused connections past MaxConnections").count - 1
         #expect(logged >= 1)
         #expect(logged <= Int(seconds) + 1, "\(logged) refusal lines in \(seconds) s:\n\(daemon.log)")
-        let settled = Eventually.wait(timeout: .seconds(10)) {
+        let settled = await Eventually.wait(timeout: .seconds(10)) {
             ProcessStatus(pid: pid)?.openFiles == baseline.openFiles
         }
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []

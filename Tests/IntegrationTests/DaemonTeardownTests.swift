@@ -10,7 +10,7 @@ import Testing
 /// killed by a timeout leaves nothing running.
 @Suite(.serialized) struct DaemonTeardownTests {
     /// Starts `executable` with `arguments` and waits until it has a running `pwflagsd` child.
-    static func startWithDaemon(_ executable: String, _ arguments: [String]) throws -> (Process, Int32) {
+    static func startWithDaemon(_ executable: String, _ arguments: [String]) async throws -> (Process, Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.executable(executable))
         process.arguments = arguments
@@ -18,7 +18,7 @@ import Testing
         process.standardError = FileHandle.nullDevice
         try process.run()
         var daemon: Int32?
-        _ = Eventually.wait(timeout: .seconds(30)) {
+        _ = await Eventually.wait(timeout: .seconds(30)) {
             daemon = ProcessTree.children(of: process.processIdentifier, named: "pwflagsd").first
             return daemon != nil
         }
@@ -31,28 +31,28 @@ import Testing
     }
 
     @Test("a soak killed with SIGKILL takes its daemon down within two seconds")
-    func soakKilled() throws {
-        let (soak, daemon) = try Self.startWithDaemon("pwflags-soak", ["--seconds", "120"])
+    func soakKilled() async throws {
+        let (soak, daemon) = try await Self.startWithDaemon("pwflags-soak", ["--seconds", "120"])
         kill(soak.processIdentifier, SIGKILL)
         soak.waitUntilExit()
-        #expect(Eventually.wait(timeout: .seconds(2)) { !ProcessTree.isRunning(daemon) })
+        #expect(await Eventually.wait(timeout: .seconds(2)) { !ProcessTree.isRunning(daemon) })
     }
 
     @Test("a bench killed with SIGKILL takes its daemon and its echo process down within two seconds")
-    func benchKilled() throws {
-        let (bench, daemon) = try Self.startWithDaemon("pwflags-bench", ["--quick"])
+    func benchKilled() async throws {
+        let (bench, daemon) = try await Self.startWithDaemon("pwflags-bench", ["--quick"])
         let echoes = ProcessTree.children(of: bench.processIdentifier, named: "pwflags-bench")
         kill(bench.processIdentifier, SIGKILL)
         bench.waitUntilExit()
-        #expect(Eventually.wait(timeout: .seconds(2)) { !ProcessTree.isRunning(daemon) })
-        #expect(Eventually.wait(timeout: .seconds(2)) { echoes.allSatisfy { !ProcessTree.isRunning($0) } })
+        #expect(await Eventually.wait(timeout: .seconds(2)) { !ProcessTree.isRunning(daemon) })
+        #expect(await Eventually.wait(timeout: .seconds(2)) { echoes.allSatisfy { !ProcessTree.isRunning($0) } })
     }
 
     @Test(
         "a soak stopped with SIGTERM or SIGINT stops its daemon and exits with 128 + the signal",
         arguments: [SIGTERM, SIGINT])
-    func soakTerminated(_ number: Int32) throws {
-        let (soak, daemon) = try Self.startWithDaemon("pwflags-soak", ["--seconds", "120"])
+    func soakTerminated(_ number: Int32) async throws {
+        let (soak, daemon) = try await Self.startWithDaemon("pwflags-soak", ["--seconds", "120"])
         kill(soak.processIdentifier, number)
         soak.waitUntilExit()
         #expect(soak.terminationStatus == 128 + number)

@@ -33,7 +33,7 @@ import Testing
         defer { rig.stop() }
         let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let client = try daemon.connect()
         let listener = try daemon.connect()
         let listing = try listener.listing("listen")

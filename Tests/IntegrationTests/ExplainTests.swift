@@ -19,7 +19,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let result = try Self.explain("new_checkout", on: session)
         #expect(result["flag"]?["ruleId"] == "r_1a2b3c4d")
         #expect(result["source"] == "pushwoosh")
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test("Before any flags: no flags yet, with the failed refresh's status and the next attempt")
-    func noFlagsYet() throws {
+    func noFlagsYet() async throws {
         let server = try FakePushwooshServer.start()
         server.setDefaultReply(.status(503), for: "getFeatureFlags")
         let daemon = try Fixtures.daemon(server)
@@ -96,7 +96,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Eventually.wait { try Self.explain("new_checkout", on: session)["lastError"] != .null })
+        #expect(try await Eventually.wait { try Self.explain("new_checkout", on: session)["lastError"] != .null })
         let result = try Self.explain("new_checkout", on: session)
         #expect(result["absence"] == "noFlags")
         #expect(result["lastError"]?["status"] == 503)
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test("Flags that reached CacheMaxAge while the server was unreachable read as expired (R15)")
-    func expired() throws {
+    func expired() async throws {
         let server = try FakePushwooshServer.start()
         server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         server.setDefaultReply(.status(503), for: "getFeatureFlags")
@@ -115,7 +115,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let listener = try SocketSession(socketPath: daemon.socketPath)
         _ = try listener.result("listen", ["keys": ["new_checkout"]])
         #expect(listener.nextNotification(timeout: .seconds(5))?["params"]?["removed"] == ["new_checkout"])

@@ -39,10 +39,10 @@ enum Fixtures {
     }
 
     /// Waits until `get(key)` returns a flag.
-    static func waitForFlag(_ key: String, on session: SocketSession, timeout: Duration = .seconds(10)) throws
+    static func waitForFlag(_ key: String, on session: SocketSession, timeout: Duration = .seconds(10)) async throws
         -> Bool
     {
-        try Eventually.wait(timeout: timeout) { try session.get(key)?.isNull == false }
+        try await Eventually.wait(timeout: timeout) { try session.get(key)?.isNull == false }
     }
 
     // MARK: The local-file suites: the flags of config/demo-flags.json

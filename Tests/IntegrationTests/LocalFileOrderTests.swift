@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test("Rapid edits with re-reads racing them: the served flag never goes back to an older edit")
-    func rereadsNeverRevert() throws {
+    func rereadsNeverRevert() async throws {
         let edits = 3000
         let daemon = try DaemonProcess.serving([Self.flag(0)], extra: "[FeatureFlags]\nDisableThrottle=yes\n")
         defer { daemon.cleanUp() }
@@ -52,7 +52,7 @@ import Testing
             try daemon.writeFlags([Self.flag(version)])
         }
         let reader = try daemon.connect()
-        let settled = Eventually.wait(timeout: .seconds(10)) {
+        let settled = await Eventually.wait(timeout: .seconds(10)) {
             (try? reader.call("get", ["key": "v"]))?["result"]?["flag"]?["ruleId"] == .string("r\(edits)")
         }
         race.stopping.store(true, ordering: .relaxed)

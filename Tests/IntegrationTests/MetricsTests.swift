@@ -43,6 +43,27 @@ import Testing
         #expect(try CLI.run(["metrics", "--help"]).status == 0)
     }
 
+    @Test("OFREP requests are counted by endpoint and HTTP status, refusals of malformed requests among them")
+    func ofrepRequestsAreCounted() throws {
+        let rig = try OFREPRig()
+        defer { rig.cleanUp() }
+        for _ in 0..<3 { _ = try rig.post(OFREPRig.single("new_checkout")) }
+        _ = try rig.post(OFREPRig.single("no_such_flag"))
+        _ = try rig.post(OFREPRig.bulk)
+        _ = try rig.post("/elsewhere")
+        let garbage = try rig.client()
+        _ = garbage.send("NOT HTTP\r\n\r\n")
+        _ = garbage.readResponse()
+        let session = try SocketSession(socketPath: rig.daemon.socketPath)
+        let families = try Self.metrics(on: session)
+        let name = "pwflagsd_ofrep_requests_total"
+        #expect(PrometheusParser.value(name, ["endpoint": "single", "status": "200"], in: families) == 3)
+        #expect(PrometheusParser.value(name, ["endpoint": "single", "status": "404"], in: families) == 1)
+        #expect(PrometheusParser.value(name, ["endpoint": "bulk", "status": "200"], in: families) == 1)
+        #expect(PrometheusParser.value(name, ["endpoint": "other", "status": "404"], in: families) == 1)
+        #expect(PrometheusParser.value(name, ["endpoint": "other", "status": "400"], in: families) == 1)
+    }
+
     @Test("Requests, errors, impressions and subscriptions move with what clients do")
     func countersMove() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
@@ -67,7 +88,7 @@ import Testing
     }
 
     @Test("Refreshes count by trigger, outcome and R11 status; the age of the flags served is reported")
-    func refreshesCount() throws {
+    func refreshesCount() async throws {
         let server = try FakePushwooshServer.start()
         server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
@@ -76,7 +97,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("refresh")?["fromNetwork"] == true)
         server.setDefaultReply(.status(503), for: "getFeatureFlags")
         #expect(try session.call("refresh")?["error"]?["code"] == -32000)
@@ -92,7 +113,7 @@ import Testing
     }
 
     @Test("A change that reaches a subscriber adds a sample to the propagation histogram")
-    func propagationHistogram() throws {
+    func propagationHistogram() async throws {
         let daemon = try DaemonProcess.serving([Fixtures.checkout])
         defer { daemon.cleanUp() }
         let session = try SocketSession(socketPath: daemon.socketPath)
@@ -110,28 +131,28 @@ import Testing
         // No subscriber, no sample.
         _ = try listener.call("unlisten", ["subscription": "s1"])
         try daemon.writeFlags([Fixtures.checkout])
-        #expect(try Eventually.wait { try session.keys() == ["new_checkout"] })
+        #expect(try await Eventually.wait { try session.keys() == ["new_checkout"] })
         #expect(
             PrometheusParser.value("pwflagsd_change_propagation_seconds_count", in: try Self.metrics(on: session))
                 == 1)
     }
 
     @Test("MetricsFile is replaced atomically every MetricsInterval, mode 0644, in the 0.0.4 text format")
-    func metricsFile() throws {
+    func metricsFile() async throws {
         let directory = try TemporaryDirectory(prefix: "pwmet")
         defer { directory.remove() }
         let path = directory.file("pwflagsd.prom")
         let daemon = try DaemonProcess.serving(
             Fixtures.all, extra: "[Daemon]\nMetricsFile=\(path)\nMetricsInterval=200ms\n")
         defer { daemon.cleanUp() }
-        #expect(Eventually.wait { FileManager.default.fileExists(atPath: path) })
+        #expect(await Eventually.wait { FileManager.default.fileExists(atPath: path) })
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? Int) == 0o644)
         let session = try SocketSession(socketPath: daemon.socketPath)
         for _ in 0..<3 { _ = try session.get("new_checkout") }
         // Every read finds a whole file (its last line is the last family's), until one shows the gets.
         var reads: [String] = []
-        let updated = try Eventually.wait {
+        let updated = try await Eventually.wait {
             let text = try String(contentsOfFile: path, encoding: .utf8)
             reads.append(text)
             return text.contains("pwflagsd_requests_total{method=\"get\"} 3\n")

@@ -178,7 +178,7 @@ extension OFREPRig {
         try rig.expectStillServing()
     }
 
-    @Test func streamsPastTheirBoundAre503AndRequestsStillServe() throws {
+    @Test func streamsPastTheirBoundAre503AndRequestsStillServe() async throws {
         // ConnectionLimit=8: at most 4 streams, so requests keep their room.
         let rig = try OFREPRig(tcp: true, extra: "ConnectionLimit=8\n")
         defer { rig.cleanUp() }
@@ -201,7 +201,7 @@ extension OFREPRig {
         for stream in open { #expect(stream.nextEvent()?.json?["type"] == "refetchEvaluation") }
         open.removeLast()
         #expect(
-            try Eventually.wait {
+            try await Eventually.wait {
                 let again = try rig.streamClient()
                 return again.open(target) == 200
             })

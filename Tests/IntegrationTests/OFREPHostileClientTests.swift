@@ -112,7 +112,7 @@ import UnixIO
         #expect(client.isClosedByPeer(timeout: .seconds(1)))
     }
 
-    @Test func connectionsOverTheLimitGet503AndTheRestAreServed() throws {
+    @Test func connectionsOverTheLimitGet503AndTheRestAreServed() async throws {
         let rig = try OFREPRig(extra: "ConnectionLimit=3\n")
         defer { rig.cleanUp() }
         var held = try (0..<3).map { _ in try rig.client() }
@@ -125,7 +125,7 @@ import UnixIO
         // The held connections still work; once one leaves, a newcomer is served.
         #expect(held[0].post(OFREPRig.bulk)?.status == 200)
         held.removeLast()
-        let served = try Eventually.wait { try rig.post(OFREPRig.single("banner"))?.status == 200 }
+        let served = try await Eventually.wait { try rig.post(OFREPRig.single("banner"))?.status == 200 }
         #expect(served)
     }
 

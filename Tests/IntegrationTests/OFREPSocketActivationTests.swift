@@ -38,12 +38,7 @@ import Testing
         let process = try SocketActivationTests.activate(
             listens + [names], notify: notify, config: directory.file("pwflagsd.conf"), log: logPath)
         let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-        defer {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGTERM)
-                _ = SocketActivationTests.waitUntil { !process.isRunning }
-            }
-        }
+        defer { SocketActivationTests.stop(process, log: logPath) }
         try #require(
             SocketActivationTests.waitUntil { SocketActivationTests.isSocket(ofrepPath) }, "no socket; log:\n\(log())")
 

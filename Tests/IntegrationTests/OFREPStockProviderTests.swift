@@ -10,19 +10,27 @@ import Testing
 /// OpenFeature's stock Python OFREP provider (`openfeature-provider-ofrep` from PyPI, nobody here wrote it)
 /// against the real daemon, through the example program of the README (`Tests/OpenFeature/ofrep_example.py`).
 ///
-/// The virtual environment lives in `.build/ofrep-venv` and is reused; the test makes it (`python3 -m venv`,
-/// `pip install`) when it is missing, and fails, not skips, when that cannot be done.
+/// The virtual environment lives in `.build/ofrep-venv` and is reused; CI's setup makes it (`.ci/run`), and the
+/// test makes it (`python3 -m venv`, `pip install`) when it is missing or holds other versions, and fails, not
+/// skips, when that cannot be done. The versions are pinned to those the README names.
 @Suite(.serialized) struct OFREPStockProviderTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let venv = repository.appendingPathComponent(".build/ofrep-venv").path
     static let program = repository.appendingPathComponent("Tests/OpenFeature/ofrep_example.py").path
-    static let packages = ["openfeature-sdk", "openfeature-provider-ofrep"]
+    /// Kept in step with the README's "Python" section and `.ci/run`.
+    static let packages = ["openfeature-sdk==0.10.0", "openfeature-provider-ofrep==0.3.0"]
 
-    /// The venv's python with both packages importable; made on first use.
+    /// The venv's python with both packages importable at their pinned versions; made on first use.
     static func python() throws -> String {
         let python = venv + "/bin/python"
-        let check = ["-c", "import openfeature.contrib.provider.ofrep"]
+        let pins = packages.map { $0.split(separator: "=", omittingEmptySubsequences: true) }
+            .map { "('\($0[0])','\($0[1])')" }.joined(separator: ",")
+        let check = [
+            "-c",
+            "import importlib.metadata as m, openfeature.contrib.provider.ofrep; "
+                + "raise SystemExit(any(m.version(n) != v for n, v in [\(pins)]))",
+        ]
         if FileManager.default.isExecutableFile(atPath: python),
             (try? Command.run(python, check, check: false).status) == 0
         {
@@ -34,11 +42,13 @@ import Testing
             python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages, check: false,
             timeout: .seconds(300))
         try #require(installed.status == 0, "pip install \(packages) failed: \(installed)")
-        try #require(try Command.run(python, check, check: false).status == 0, "the OFREP provider does not import")
+        try #require(
+            try Command.run(python, check, check: false).status == 0,
+            "the OFREP provider does not import at \(packages)")
         return python
     }
 
-    @Test func theStockProviderReadsEveryTypeDefaultsAnAbsentKeyAndSeesAChange() throws {
+    @Test func theStockProviderReadsEveryTypeDefaultsAnAbsentKeyAndSeesAChange() async throws {
         let python = try Self.python()
         let rig = try OFREPRig(tcp: true)
         defer { rig.cleanUp() }
@@ -58,14 +68,16 @@ import Testing
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let text = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        let waiting = Eventually.wait(timeout: .seconds(30)) { text().contains("waiting for") || !process.isRunning }
+        let waiting = await Eventually.wait(timeout: .seconds(30)) {
+            text().contains("waiting for") || !process.isRunning
+        }
         let errors = { (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? "" }
         try #require(waiting && process.isRunning, "the example did not reach its watch:\n\(text())\n\(errors())")
 
         var changed = OFREPRig.checkout
         changed.properties["button_color"] = "red"
         try rig.daemon.writeFlags([changed, OFREPRig.banner, OFREPRig.killed])
-        let finished = Eventually.wait(timeout: .seconds(30)) { !process.isRunning }
+        let finished = await Eventually.wait(timeout: .seconds(30)) { !process.isRunning }
         try #require(finished, "the example did not see the change:\n\(text())")
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(errors())")

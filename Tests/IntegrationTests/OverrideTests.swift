@@ -80,11 +80,11 @@ import Testing
     }
 
     @Test("An override sits on top of Pushwoosh; a new response changes its sourceValue, never its value")
-    func layersOnPushwoosh() throws {
+    func layersOnPushwoosh() async throws {
         let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"])
         defer { rig.stop() }
         let session = try SocketSession(socketPath: rig.daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.get("new_checkout")?["source"] == "pushwoosh")
         _ = try session.result("setOverride", ["key": "new_checkout", "enabled": false])
         let flag = try #require(try session.get("new_checkout"))
@@ -179,11 +179,11 @@ import Testing
     }
 
     @Test("A user change and a reload that swaps the source keep the overrides")
-    func survivesAUserChangeAndAReload() throws {
+    func survivesAUserChangeAndAReload() async throws {
         let rig = try PushwooshRig.start()
         defer { rig.stop() }
         let session = try SocketSession(socketPath: rig.daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         _ = try session.result("setOverride", ["key": "new_checkout", "properties": ["color": "red"]])
         #expect(try session.result("setUserId", ["userId": "bob"]) == ["userId": "bob"])
         let afterUser = try #require(try session.get("new_checkout"))

@@ -10,7 +10,7 @@ import Testing
 /// A daemon running as root never writes through a directory link another user planted.
 @Suite(.enabled(if: geteuid() == 0, "gives a link to another user: needs root"))
 struct PlantedLinkTests {
-    @Test func aMetricsFileUnderAPlantedDirectoryLinkIsNotWrittenAndTheRefusalIsLogged() throws {
+    @Test func aMetricsFileUnderAPlantedDirectoryLinkIsNotWrittenAndTheRefusalIsLogged() async throws {
         let directory = try TemporaryDirectory(prefix: "pwlnk")
         defer { directory.remove() }
         for name in ["shared", "secret"] {
@@ -29,7 +29,7 @@ struct PlantedLinkTests {
         let daemon = try DaemonProcess.serving(
             Fixtures.all, extra: "[Daemon]\nMetricsFile=\(link)/pwflagsd.prom\nMetricsInterval=100ms\n")
         defer { daemon.cleanUp() }
-        #expect(Eventually.wait { daemon.log.contains("cannot write the metrics file") })
+        #expect(await Eventually.wait { daemon.log.contains("cannot write the metrics file") })
         #expect(daemon.log.contains("refuse symlink"), "\(daemon.log)")
         let text = try String(contentsOfFile: directory.file("secret/pwflagsd.prom"), encoding: .utf8)
         #expect(text == "root's own\n")

@@ -18,7 +18,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         // A refresh from another connection now hangs on the server.
         let refresher = try RawClient(socketPath: daemon.socketPath)
         try refresher.send(line: #"{"id":1,"method":"refresh"}"#)
@@ -61,7 +61,7 @@ import Testing
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
-        #expect(try Eventually.wait { try session.result("status")?["fetchedAt"]?.isNull == false })
+        #expect(try await Eventually.wait { try session.result("status")?["fetchedAt"]?.isNull == false })
         #expect(try session.get("new_checkout")?.isNull == true)
         #expect(try session.keys().isEmpty)
         let enabled = try session.result("isEnabled", ["key": "new_checkout", "default": true])

@@ -19,7 +19,7 @@ import Testing
         defer { rig.stop() }
         let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let listener = try SocketSession(socketPath: daemon.socketPath)
         let snapshot = try listener.result("listen")
         let revision = try #require(snapshot?["revision"]?.integerValue)
@@ -46,7 +46,7 @@ import Testing
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         for _ in 0..<3 {
             let answer = try session.result("refresh")
             #expect(answer?["fromNetwork"]?.boolValue == false)
@@ -64,7 +64,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let clients = try (0..<4).map { _ in try RawClient(socketPath: daemon.socketPath) }
         for client in clients { try client.send(line: #"{"id":7,"method":"refresh"}"#) }
         for client in clients {
@@ -83,7 +83,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let before = server.requests.count
         for _ in 0..<3 {
             let answer = try session.result("refresh")
@@ -101,13 +101,13 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("status")?["partial"]?.boolValue == true)
         let complete = try session.result("refresh")
         #expect(complete?["fromNetwork"]?.boolValue == true)
         #expect(try session.get("search_v2")?.isNull == false)
         #expect(try session.result("status")?["partial"]?.boolValue == false)
-        #expect(Eventually.wait { Fixtures.cacheText(daemon)?.contains("search_v2") == true })
+        #expect(await Eventually.wait { Fixtures.cacheText(daemon)?.contains("search_v2") == true })
         // The complete response opened the window.
         let throttled = try session.result("refresh")
         #expect(throttled?["fromNetwork"]?.boolValue == false)
@@ -126,7 +126,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.get("new_checkout")?["enabled"]?.boolValue == true)
         _ = try session.result("refresh")
         let flag = try session.get("new_checkout")

@@ -11,6 +11,9 @@ import Testing
 @Suite struct RefreshFailureTests {
     /// Peak RSS growth allowed while a fault is handled: far below the 50 MiB a body may announce.
     static let peakGrowthLimit = 24 * 1024 * 1024
+    /// Peak RSS growth allowed while a 50 MiB body is refused: what URLSession may buffer before the refusal
+    /// lands, and less than the body.
+    static let hugeBodyGrowthLimit = 40 * 1024 * 1024
 
     /// Starts a daemon whose first reply stores `new_checkout` (for the TLS case: a daemon that serves it from
     /// the disk cache), makes the server misbehave as `fault` says, and checks what R11 and R15 promise: the
@@ -31,8 +34,8 @@ import Testing
             server.stop()
         }
         var session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
-        #expect(Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(await Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
         switch fault.transport {
         case .reply(let reply): server.setDefaultReply(reply, for: "getFeatureFlags")
         case .refused: server.stop()
@@ -88,7 +91,8 @@ import Testing
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try await server.waitForRequests(count: 1)
-        #expect(try Eventually.wait { try session.result("status")?["lastError"]?["status"]?.integerValue == 500 })
+        #expect(
+            try await Eventually.wait { try session.result("status")?["lastError"]?["status"]?.integerValue == 500 })
         _ = try session.result("refresh")
         #expect(try session.result("status")?["lastError"]?.isNull == true)
     }
@@ -105,7 +109,7 @@ import Testing
             server.stop()
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let fetched = clock.now
         server.stop()
         let listener = try SocketSession(socketPath: daemon.socketPath)
@@ -117,6 +121,6 @@ import Testing
         // Not before CacheMaxAge: the fetch came after `start`.
         #expect(clock.now - start >= .milliseconds(950))
         #expect(try session.get("new_checkout")?.isNull == true)
-        #expect(Eventually.wait { Fixtures.cacheText(daemon) == nil })
+        #expect(await Eventually.wait { Fixtures.cacheText(daemon) == nil })
     }
 }

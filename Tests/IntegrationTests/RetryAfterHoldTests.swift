@@ -25,7 +25,7 @@ import Testing
         let session = try SocketSession(socketPath: daemon.socketPath)
         let clock = ContinuousClock()
         // The daemon has the 503 once status shows the hold.
-        #expect(Eventually.wait { (try? session.result("status")?["heldUntil"]?.stringValue) != nil })
+        #expect(await Eventually.wait { (try? session.result("status")?["heldUntil"]?.stringValue) != nil })
         let heldAt = clock.now
 
         let refresh = try #require(try session.call("refresh"))
@@ -51,7 +51,7 @@ import Testing
         #expect(waited >= .milliseconds(Int((hold - 0.2) * 1000)), "the second request came after \(waited)")
         #expect(clock.now - heldAt < .seconds(10))
         #expect(requests[1].requestObject?["userId"]?.stringValue == "alice")
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("status")?["heldUntil"]?.isNull != false)
     }
 

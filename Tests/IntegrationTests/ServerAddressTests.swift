@@ -78,7 +78,7 @@ import Testing
         #expect(!requests[0].body.isEmpty)
         #expect(!String(decoding: requests[0].body, as: UTF8.self).contains(token))
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let status = try #require(try session.call("status"))
         #expect(!status.serialized().contains(token))
         daemon.stop()
@@ -105,7 +105,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let answer = try session.result("refresh")
         #expect(answer?["fromNetwork"]?.boolValue == true)
         #expect(try session.get("search_v2")?.isNull == false)

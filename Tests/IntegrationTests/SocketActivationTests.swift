@@ -24,13 +24,13 @@ import Testing
 
     /// Starts `systemd-socket-activate` with `activation` (its `--listen` and `--fdname` options) in front of
     /// pwflagsd on `config`, its stderr in `log`. systemd-socket-activate passes on only what -E names, so
-    /// NOTIFY_SOCKET goes through -E, and the sanitizers' settings (their suppression files) when the suite runs
-    /// under one.
+    /// NOTIFY_SOCKET goes through -E, and the sanitizers' settings a daemon gets (the daemon's ASan options, not
+    /// the runner's, and the suppression files) when the suite runs under one. Stop it with `stop(_:log:)`.
     static func activate(_ activation: [String], notify: NotifySocket, config: String, log: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try socketActivate())
-        let sanitizerSettings = ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].flatMap { name in
-            ProcessInfo.processInfo.environment[name].map { ["-E", "\(name)=\($0)"] } ?? []
+        let sanitizerSettings = DaemonProcess.sanitizerEnvironment.sorted { $0.key < $1.key }.flatMap {
+            ["-E", "\($0.key)=\($0.value)"]
         }
         process.arguments =
             activation + ["-E", "NOTIFY_SOCKET=\(notify.path)"] + sanitizerSettings + [
@@ -66,12 +66,8 @@ import Testing
         let process = try Self.activate(
             ["--listen=\(activatedPath)"], notify: notify, config: directory.file("pwflagsd.conf"), log: logPath)
         let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-        defer {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
+        var stopped = false
+        defer { if !stopped { Self.stop(process, log: logPath) } }
 
         try #require(Self.waitUntil { Self.isSocket(activatedPath) }, "no listening socket; log:\n\(log())")
         #expect(notify.received.isEmpty, "pwflagsd must not run before the first connection")
@@ -89,13 +85,19 @@ import Testing
         #expect(log().contains("(socket activation)"))
         #expect(!FileManager.default.fileExists(atPath: ownPath), "the daemon created its own socket too")
 
-        kill(process.processIdentifier, SIGTERM)
-        try #require(Self.waitUntil { !process.isRunning }, "pwflagsd did not stop on SIGTERM; log:\n\(log())")
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        stopped = true
+        // SIGTERM: exit status 0 and no sanitizer report, or the test fails with the log.
+        #expect(Self.stop(process, log: logPath))
         #expect(notify.waitFor("STOPPING=1", timeout: .seconds(1)) != nil)
         // The socket belongs to whoever passed it (systemd-socket-activate here, pwflagsd.socket under systemd).
         #expect(Self.isSocket(activatedPath), "the daemon unlinked the socket it was given")
+    }
+
+    /// Stops an activated daemon through the test kit's one check (`DaemonExitCheck`): SIGTERM, exit status 0,
+    /// no sanitizer report in `log`; anything else fails the test. False when the check failed.
+    @discardableResult
+    static func stop(_ process: Process, log: String) -> Bool {
+        DaemonExitCheck.verify(DaemonExitCheck.terminate(process), expected: .clean, logPath: log)
     }
 
     static func isSocket(_ path: String) -> Bool {

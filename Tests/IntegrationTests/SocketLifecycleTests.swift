@@ -42,7 +42,7 @@ import Testing
             LocalFlags.config(in: first.directory)
             + "[Daemon]\nSocketPath=\(first.socketPath)\nStateDirectory=\(other.file("state"))\n"
         let second = try DaemonProcess(config: config, directory: other, addDefaults: false, waitForReady: false)
-        defer { second.cleanUp() }
+        defer { second.cleanUp(expecting: .status(1)) }
         #expect(second.waitForExit() == 1)
         #expect(second.log.contains("another pwflagsd is already serving \(first.socketPath)"), "log:\n\(second.log)")
         // It has exited, so every message it sent is already queued on the notify socket.
@@ -57,7 +57,7 @@ import Testing
         try directory.write("d.sock", "precious")
         let daemon = try DaemonProcess(
             config: LocalFlags.config(in: directory), directory: directory, waitForReady: false)
-        defer { daemon.cleanUp() }
+        defer { daemon.cleanUp(expecting: .status(1)) }
         #expect(daemon.waitForExit() == 1)
         #expect(daemon.log.contains("is not a socket"))
         #expect((try? String(contentsOfFile: directory.file("d.sock"), encoding: .utf8)) == "precious")

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test("What waited while the manager did not read arrives in order once it reads again")
-    func queuedMessagesArriveInOrder() throws {
+    func queuedMessagesArriveInOrder() async throws {
         let daemon = try SystemdNotifyTests.localDaemon()
         defer { daemon.cleanUp() }
         let before = daemon.notify.received.count
@@ -39,7 +39,7 @@ import Testing
         }
         daemon.notify.resumeReading()
         // Eight reloads, each RELOADING=1 then READY=1: the last READY=1 is the sixteenth message.
-        let received = Eventually.wait(timeout: .seconds(10)) {
+        let received = await Eventually.wait(timeout: .seconds(10)) {
             daemon.notify.received.dropFirst(before).filter { $0.contains("READY=1") }.count >= 8
         }
         #expect(received)

@@ -22,8 +22,8 @@ struct StateDirectoryFaultTests {
     /// `new_checkout`; unmounts and removes everything afterwards, even when the test fails.
     func withDaemonOnTmpfs(
         size: String,
-        _ body: (FakePushwooshServer, DaemonProcess, TmpfsMount, SocketSession) throws -> Void
-    ) throws {
+        _ body: (FakePushwooshServer, DaemonProcess, TmpfsMount, SocketSession) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
         let mount = try TmpfsMount(at: directory.file("state"), size: size)
         let server = try FakePushwooshServer.start()
@@ -38,9 +38,9 @@ struct StateDirectoryFaultTests {
         let started = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"], directory: directory)
         daemon = started
         let session = try SocketSession(socketPath: started.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
-        #expect(Eventually.wait { Fixtures.cacheText(started)?.contains("new_checkout") == true })
-        try body(server, started, mount, session)
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(await Eventually.wait { Fixtures.cacheText(started)?.contains("new_checkout") == true })
+        try await body(server, started, mount, session)
     }
 
     /// Checks that a refresh succeeds, serves `key` from memory, leaves the old cache, and reports `reason`.
@@ -76,8 +76,8 @@ struct StateDirectoryFaultTests {
     }
 
     @Test("A full disk: the response is served from memory, the old cache stays, log and status.cacheError say why")
-    func fullDisk() throws {
-        try withDaemonOnTmpfs(size: "64k") { server, daemon, _, session in
+    func fullDisk() async throws {
+        try await withDaemonOnTmpfs(size: "64k") { server, daemon, _, session in
             server.setDefaultReply(.flags([Self.big(bytes: 200 * 1024)]), for: "getFeatureFlags")
             try expectServedFromMemory(
                 "big", reason: "No space left on device", server: server, daemon: daemon, session: session)
@@ -86,8 +86,8 @@ struct StateDirectoryFaultTests {
     }
 
     @Test("A read-only state directory: flags are served from memory, log and status.cacheError say why")
-    func readOnlyStateDirectory() throws {
-        try withDaemonOnTmpfs(size: "1m") { server, daemon, mount, session in
+    func readOnlyStateDirectory() async throws {
+        try await withDaemonOnTmpfs(size: "1m") { server, daemon, mount, session in
             try mount.remountReadOnly()
             server.setDefaultReply(.flags([Fixtures.banner]), for: "getFeatureFlags")
             try expectServedFromMemory(

@@ -25,10 +25,10 @@ struct TLSUpstreamTests {
         return try DaemonProcess(config: text, directory: directory, environment: env)
     }
 
-    private func lastError(_ daemon: DaemonProcess) throws -> StatusErrorView? {
+    private func lastError(_ daemon: DaemonProcess) async throws -> StatusErrorView? {
         let session = try SocketSession(socketPath: daemon.socketPath)
         var found: StatusErrorView?
-        _ = try Eventually.wait {
+        _ = try await Eventually.wait {
             let error = try session.result("status")?["lastError"]
             found = error.flatMap(StatusErrorView.init)
             return found != nil
@@ -51,13 +51,13 @@ struct TLSUpstreamTests {
         }
     }
 
-    @Test func anUntrustedCertificateIsRefusedAndStatusExplainLogAndMetricsSayTLS() throws {
+    @Test func anUntrustedCertificateIsRefusedAndStatusExplainLogAndMetricsSayTLS() async throws {
         let authority = try TestCertificateAuthority()
         let server = try TLSTestServer.start(certificate: try authority.issue())
         defer { server.stop() }
         let daemon = try daemon(serverURL: server.base().absoluteString)
         defer { daemon.cleanUp() }
-        let error = try #require(try lastError(daemon))
+        let error = try #require(try await lastError(daemon))
         #expect(error.status == 0)
         #expect(error.kind == "tls")
         #expect(error.reason.contains("certificate"))
@@ -71,7 +71,7 @@ struct TLSUpstreamTests {
         #expect(server.events.filter { $0.hasPrefix("REQUEST") }.isEmpty)
     }
 
-    @Test func aCertificateSignedByCAFileIsTrusted() throws {
+    @Test func aCertificateSignedByCAFileIsTrusted() async throws {
         let authority = try TestCertificateAuthority()
         let server = try TLSTestServer.start(certificate: try authority.issue())
         defer { server.stop() }
@@ -80,7 +80,7 @@ struct TLSUpstreamTests {
         defer { daemon.cleanUp() }
         #expect(server.events("REQUEST", atLeast: 1).first?.hasPrefix("REQUEST POST /json/1.3/getFeatureFlags") == true)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Eventually.wait { try session.result("status")?["fetchedAt"]?.stringValue != nil })
+        #expect(try await Eventually.wait { try session.result("status")?["fetchedAt"]?.stringValue != nil })
         #expect(try session.result("status")?["lastError"] == .null)
     }
 
@@ -112,13 +112,13 @@ struct TLSUpstreamTests {
         #expect(server.events("REQUEST", atLeast: 1).count == 1)
     }
 
-    @Test func aRefusedConnectionIsTold() throws {
+    @Test func aRefusedConnectionIsTold() async throws {
         let server = try TLSTestServer.start()
         let base = server.base(tls: false).absoluteString
         server.stop()
         let daemon = try daemon(serverURL: base)
         defer { daemon.cleanUp() }
-        let error = try #require(try lastError(daemon))
+        let error = try #require(try await lastError(daemon))
         #expect(error.kind == "connect")
     }
 }

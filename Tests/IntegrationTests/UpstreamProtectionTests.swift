@@ -25,7 +25,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let fetched = ContinuousClock.now
         // The rule is about the window itself: let RefreshThrottle pass since the last success.
         try await Task.sleep(until: fetched + .milliseconds(1100))
@@ -53,7 +53,7 @@ import Testing
         }
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setAppState", ["state": "foreground"])
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let before = Self.flagRequests(server).count
         let path = daemon.socketPath
         let calls: [@Sendable (Int) -> String] = [
@@ -86,7 +86,9 @@ import Testing
         let during = Self.flagRequests(server).count - before
         let lastChange = ContinuousClock.now
         #expect(try session.result("setUserId", ["userId": "final-user"])?["userId"]?.stringValue == "final-user")
-        let arrived = try Eventually.wait(timeout: .seconds(3)) { try session.get("new_checkout")?.isNull == false }
+        let arrived = try await Eventually.wait(timeout: .seconds(3)) {
+            try session.get("new_checkout")?.isNull == false
+        }
         let delay = ContinuousClock.now - lastChange
         let total = Self.flagRequests(server).count - before
         print("control flood: \(answered.withLock { $0 }) calls in 3 s, \(during) requests; final user after \(delay)")
@@ -106,7 +108,7 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("flag_39", on: session))
+        #expect(try await Fixtures.waitForFlag("flag_39", on: session))
         var outcomes: [String] = []
         let started = ContinuousClock.now
         for flag in flags {
@@ -122,7 +124,7 @@ import Testing
         #expect(events() == sent)
         let heldBack = try #require(flags.indices.last { outcomes[$0] == "failed" })
         // R18: the held-back impression is sent by a later logImpression, once the bound allows.
-        let answered = try Eventually.wait(timeout: .seconds(3)) {
+        let answered = try await Eventually.wait(timeout: .seconds(3)) {
             try session.result("logImpression", ["key": .string(flags[heldBack].key)])?["outcome"] == "sent"
         }
         #expect(answered)

@@ -18,8 +18,8 @@ import Testing
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
-        #expect(Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(await Eventually.wait { Fixtures.cacheText(daemon)?.contains("new_checkout") == true })
         let listener = try SocketSession(socketPath: daemon.socketPath)
         _ = try listener.result("listen")
 
@@ -56,7 +56,7 @@ import Testing
         _ = try session.result("setUserId", ["userId": "alice"])
         let requests = try await server.waitForRequests(count: 2)
         #expect(requests[1].requestObject?["userId"]?.stringValue == "alice")
-        #expect(try Fixtures.waitForFlag("search_v2", on: session))
+        #expect(try await Fixtures.waitForFlag("search_v2", on: session))
         #expect(try session.get("new_checkout")?.isNull == true)
         #expect(Fixtures.cacheText(daemon)?.contains("new_checkout") != true)
     }
@@ -68,7 +68,7 @@ import Testing
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setUserId", ["userId": "alice"])
-        #expect(try Fixtures.waitForFlag("new_checkout", on: session))
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         // alice's reply arrived, so every earlier request did too; the next one is for the HWID.
         let before = server.requests.count
         let answer = try session.result("setUserId", ["userId": ""])

@@ -57,7 +57,7 @@ public final class TLSTestServer: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         var port: UInt16?
-        _ = Eventually.wait(timeout: .seconds(20)) {
+        _ = Eventually.blockingWait(timeout: .seconds(20)) {
             port = (try? String(contentsOfFile: directory.file("port"), encoding: .utf8)).flatMap { UInt16($0) }
             return port != nil || !process.isRunning
         }
@@ -83,7 +83,7 @@ public final class TLSTestServer: Sendable {
     /// The events starting with `prefix`, once at least `count` of them happened (or after 10 s).
     public func events(_ prefix: String, atLeast count: Int) -> [String] {
         var matching: [String] = []
-        _ = Eventually.wait {
+        _ = Eventually.blockingWait {
             matching = events.filter { $0.hasPrefix(prefix) }
             return matching.count >= count
         }

@@ -32,6 +32,7 @@ final class OFREPLoop: @unchecked Sendable {
     private let bell: OFREPChangeBell
     /// Where TCP clients reach the listener (`http://127.0.0.1:8016`), for the stream URL; nil on a Unix socket.
     private let streamOrigin: String?
+    private let metrics: DaemonMetrics
 
     // Loop thread only.
     private var limiter: OFREPRateLimiter
@@ -53,7 +54,7 @@ final class OFREPLoop: @unchecked Sendable {
 
     init(
         listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String], limits: OFREPLimits,
-        logger: Logger
+        logger: Logger, metrics: DaemonMetrics
     ) throws(SystemError) {
         let epoll = try Epoll()
         let wake: EventFD
@@ -75,6 +76,7 @@ final class OFREPLoop: @unchecked Sendable {
         self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
         self.flags = OFREPFlagsCache(store: store, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
         self.logger = logger
+        self.metrics = metrics
         if isTCP, let host = InetSocket.localHost(listenFD), let port = InetSocket.localPort(listenFD) {
             streamOrigin = "http://" + (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
         } else {
@@ -253,6 +255,7 @@ final class OFREPLoop: @unchecked Sendable {
                 logger.debug(
                     "OFREP: request refused", ["HTTP_STATUS": String(failure.status), "REASON": failure.reason])
                 connection.enqueue(OFREPResponder.refusal(failure), closing: true)
+                metrics.ofrepAnswered(endpoint: "other", status: failure.status)
                 connection.closesAfterFlush = true
                 return
             case .request(let request) where request.path == OFREPEventStreams.path && !responder.isPreflight(request):
@@ -262,6 +265,7 @@ final class OFREPLoop: @unchecked Sendable {
                 let response = responder.respond(
                     to: request, flags: { advertisedFlags(now: Self.now()) },
                     admit: { limiter.admit(connection.peer, now: Double(Self.now()) / 1e9) })
+                metrics.ofrepAnswered(endpoint: OFREPResponder.endpoint(of: request.path), status: response.status)
                 // A request without the token ends its connection: it holds no slot and earns no more time. A
                 // preflight needs no token, so it proves nothing: its connection stays displaceable.
                 let refused = response.status == 401

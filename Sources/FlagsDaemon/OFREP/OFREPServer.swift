@@ -1,6 +1,6 @@
 import FlagsCore
 import FoundationEssentials
-public import UnixIO
+import UnixIO
 
 /// The OFREP listener (README, OpenFeature) as a service: its epoll loop on a thread of its own.
 public final class OFREPServer: Service {
@@ -8,14 +8,15 @@ public final class OFREPServer: Service {
 
     /// Serves `listenFD`, a listening stream socket the server now owns and closes at the end. `token` is asked
     /// of TCP clients only (`isTCP`); Unix socket clients are vetted by the socket file's permissions.
-    /// `allowedOrigins` are the web origins whose pages may read the answers (CORS).
-    public init(
+    /// `allowedOrigins` are the web origins whose pages may read the answers (CORS). Each answer is counted in
+    /// `metrics`.
+    init(
         listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String] = [],
-        limits: OFREPLimits, logger: Logger
+        limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics
     ) throws(SystemError) {
         loop = try OFREPLoop(
             listenFD: listenFD, isTCP: isTCP, store: store, token: token, allowedOrigins: allowedOrigins,
-            limits: limits, logger: logger)
+            limits: limits, logger: logger, metrics: metrics)
     }
 
     /// Serves until shut down or cancelled.

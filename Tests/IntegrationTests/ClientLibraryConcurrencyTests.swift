@@ -86,21 +86,32 @@ import Testing
     /// True in a test binary built with `--sanitize=thread`, whose every memory access is slowed down.
     static let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
 
-    @Test("A read costs well under a microsecond", .disabled(if: underThreadSanitizer, "timed without the sanitizer"))
-    func readsAreCheap() async throws {
+    /// How fast a read is belongs to the benchmark (pwflags-bench, "client library mirror get"), which prints it
+    /// beside a baseline measured in the same run; a timed bound here failed on a loaded machine. What can be
+    /// asserted is what makes reads cheap: they are answered from the library's mirror, so a million of them leave
+    /// the daemon's request count where it was.
+    @Test("A million reads are answered from the mirror without one request to the daemon")
+    func readsNeverAskTheDaemon() async throws {
         let daemon = try DaemonProcess.serving([Self.version(0)])
         defer { daemon.cleanUp() }
         let flags = FeatureFlags(socketPath: daemon.socketPath)
         defer { flags.stop() }
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        let before = try Self.answeredRequests(session)
         let reads = 1_000_000
         var enabled = 0
-        let elapsed = ContinuousClock().measure {
-            for _ in 0..<reads where flags.isEnabled("new_checkout", default: false) { enabled += 1 }
-        }
-        let perRead = elapsed / reads
-        print("isEnabled: \(perRead) per read")
+        for _ in 0..<reads where flags.isEnabled("new_checkout", default: false) { enabled += 1 }
         #expect(enabled == reads)
-        #expect(perRead < .microseconds(1))
+        // The two `metrics` calls themselves are the only requests in between.
+        #expect(try Self.answeredRequests(session) - before == 1)
+    }
+
+    /// The daemon's count of answered requests, from its own metrics.
+    static func answeredRequests(_ session: SocketSession) throws -> Int {
+        let text = try #require(try session.result("metrics")?["text"]?.stringValue)
+        return text.split(separator: "\n").filter { $0.hasPrefix("pwflagsd_requests_total{") }
+            .compactMap { line in line.split(separator: " ").last.flatMap { Double($0) }.map { Int($0) } }
+            .reduce(0, +)
     }
 }

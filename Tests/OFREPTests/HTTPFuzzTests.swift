@@ -136,7 +136,8 @@ import Testing
         let clock = ContinuousClock()
         let deadline = clock.now + Self.duration
         var executions = 0
-        while clock.now < deadline {
+        // At least 1,000 inputs however slow the machine (a sanitizer build under load), more while time is left.
+        while clock.now < deadline || executions <= 1000 {
             for _ in 0..<64 {
                 var input = mutator.next()
                 // Splice in what HTTP branches on, which the line protocol's mutator does not know.
@@ -154,6 +155,5 @@ import Testing
             }
         }
         print("http fuzz: \(executions) inputs, seed \(seed), corpus \(Self.corpus.count)")
-        #expect(executions > 1000)
     }
 }

@@ -39,7 +39,16 @@ import Testing
         }
         for daemon in daemons { #expect(daemon.notify.waitFor("READY=1") != nil) }
         // The session start's request, then one an interval: the third of each is in the third interval.
-        _ = try await server.waitForRequests(count: 3 * Self.daemons, timeout: .seconds(Int(4 * interval) + 20))
+        // Waits for every device's third, not for a total: a daemon that was quick to start may already have sent
+        // its fourth while a slow one is still at its second.
+        let everyDeviceHasThree = await Eventually.wait(timeout: .seconds(Int(4 * interval) + 20)) {
+            var counts: [String: Int] = [:]
+            for (request, _) in server.timedRequests where request.apiMethod == "getFeatureFlags" {
+                if let hwid = request.requestObject?["hwid"]?.stringValue { counts[hwid, default: 0] += 1 }
+            }
+            return counts.count == Self.daemons && counts.values.allSatisfy { $0 >= 3 }
+        }
+        try #require(everyDeviceHasThree, "not every daemon sent three requests")
         let offset = Self.bootNow() - ContinuousClock.now.timeIntervalSinceStart
         var byDevice: [String: [Double]] = [:]
         for (request, at) in server.timedRequests where request.apiMethod == "getFeatureFlags" {

@@ -44,6 +44,12 @@ public final class PushwooshClient: Sendable {
         let request = PushwooshRequest.getFeatureFlags(base: base, common: common, apiToken: apiToken)
         return await send(request).flatMap { body in
             Result { () throws(PushwooshError) in try FeatureFlagsResponse.decode(body: body) }
+                .mapError { error in
+                    // An HTTP 200 that is unusable keeps its body too: its envelope may still name an address.
+                    var kept = error
+                    if kept.body.isEmpty { kept.body = Array(body.prefix(PushwooshError.failureBodyLimit)) }
+                    return kept
+                }
         }
         .mapError { $0.redacting(apiToken) }
     }

@@ -67,15 +67,16 @@ final class BaseAddress: Sendable {
         state.withLock { $0.cacheMaxAge = cacheMaxAge.seconds }
     }
 
-    /// Applies what a `getFeatureFlags` reply from `address` says about the address to call next.
+    /// Applies what the outcome of a call to `address` says about the address to call next: a success with the
+    /// `base_url` it sent (nil when none), or the failure, whose body may hold Pushwoosh's envelope.
     ///
     /// A reply from an address already left (a move raced it) says nothing about the current one.
-    func observe(_ result: Result<FeatureFlagsResponse, PushwooshError>, from address: URL) {
+    func observe(_ outcome: Result<URL?, PushwooshError>, from address: URL) {
         guard follows, address == current else { return }
-        switch result {
-        case .success(let reply):
+        switch outcome {
+        case .success(let moved):
             succeeded(at: address)
-            if let moved = reply.baseURL { move(to: moved) }
+            if let moved { move(to: moved) }
         case .failure(let error):
             // A request that never left, or that a reload ended, says nothing about the address.
             guard error.kind != .notSent, error.kind != .cancelled else { return }

@@ -64,7 +64,7 @@ final class PushwooshFetcher: FlagFetcher {
         common.userId = userId
         let address = base.current
         let result = await client.getFeatureFlags(base: address, common: common)
-        if !isRetired { base.observe(result, from: address) }
+        if !isRetired { base.observe(result.map(\.baseURL), from: address) }
         return result
     }
 
@@ -75,7 +75,10 @@ final class PushwooshFetcher: FlagFetcher {
         common.userId = userId
         let offset = Self.utcOffset(at: date)
         let event = PushwooshEvent.impression(of: flag, date: date, utcOffsetSeconds: offset)
-        return await client.postEvent(base: base.current, common: common, event: event)
+        let address = base.current
+        let result = await client.postEvent(base: address, common: common, event: event)
+        if !isRetired { base.observe(result.map(\.baseURL), from: address) }
+        return result.map { _ in () }
     }
 }
 

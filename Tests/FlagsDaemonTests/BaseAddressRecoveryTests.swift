@@ -32,11 +32,11 @@ import Testing
         }
     }
 
-    static func failure(status: Int = 503, _ body: String) -> Result<FeatureFlagsResponse, PushwooshError> {
+    static func failure(status: Int = 503, _ body: String) -> Result<URL?, PushwooshError> {
         .failure(.httpStatus(status, body: Array(body.utf8)))
     }
 
-    static let unreachable: Result<FeatureFlagsResponse, PushwooshError> = .failure(.noReply("refused", kind: .connect))
+    static let unreachable: Result<URL?, PushwooshError> = .failure(.noReply("refused", kind: .connect))
 
     @Test("A failed reply in Pushwoosh's envelope moves the address, and the move is kept")
     func failedEnvelopeMoves() throws {
@@ -85,7 +85,7 @@ import Testing
         address.observe(Self.unreachable, from: moved)
         #expect(address.current == moved)
         // A success restarts the count.
-        address.observe(.success(FeatureFlagsResponse(flags: [])), from: moved)
+        address.observe(.success(nil), from: moved)
         setup.clock.advance(by: 599)
         address.observe(Self.unreachable, from: moved)
         #expect(address.current == moved)
@@ -159,6 +159,20 @@ import Testing
         address.observe(
             Self.failure(#"{"status_code":210,"base_url":"http://eu.api.pushwoosh.example/json/1.3/"}"#),
             from: initial)
+        #expect(address.current == initial)
+        #expect(setup.state.read(BaseAddress.file) == nil)
+    }
+
+    @Test("A successful reply that names the default address moves back there and forgets the move")
+    func successNamingTheDefaultGoesBack() throws {
+        let setup = try Setup()
+        defer { setup.directory.remove() }
+        let address = try setup.address()
+        let initial = try #require(Self.initial)
+        let moved = try #require(Self.moved)
+        address.observe(.success(moved), from: initial)
+        #expect(setup.state.read(BaseAddress.file) != nil)
+        address.observe(.success(initial), from: moved)
         #expect(address.current == initial)
         #expect(setup.state.read(BaseAddress.file) == nil)
     }

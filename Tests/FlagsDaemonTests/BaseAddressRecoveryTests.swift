@@ -49,6 +49,9 @@ import Testing
             Self.failure(#"{"status_code":210,"status_message":"Wrong host","base_url":"\#(moved)"}"#), from: initial)
         #expect(address.current == moved)
         #expect(try setup.address().current == moved)
+        let kept = try JSONValue(parsing: try #require(setup.state.read(BaseAddress.file)))
+        #expect(kept["goodAt"]?.numberValue == setup.clock.wallNow().rounded(.down))
+        #expect(kept["baseURL"]?.stringValue == moved.absoluteString)
     }
 
     @Test("JSON that is not the envelope sends a moved device back to the default address and forgets the move")

@@ -27,7 +27,7 @@ extension FlagFetcher {
     var appliesFlags: Bool { false }
 }
 
-/// Fetches from Pushwoosh, following `base_url` moves when `ServerURL` is not set.
+/// Fetches from Pushwoosh, following its address moves (BaseAddress) when `ServerURL` is not set.
 final class PushwooshFetcher: FlagFetcher {
     let persists = true
     let appliesFlags = false
@@ -52,13 +52,19 @@ final class PushwooshFetcher: FlagFetcher {
 
     private var isRetired: Bool { retired.withLock { $0 } }
 
+    /// A reload that keeps the source may change `CacheMaxAge`, which bounds how long a moved address may fail.
+    func update(cacheMaxAge: Duration) {
+        base?.update(cacheMaxAge: cacheMaxAge)
+    }
+
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
         guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
         common.userId = userId
-        let result = await client.getFeatureFlags(base: base.current, common: common)
-        if case .success(let reply) = result, let moved = reply.baseURL, !isRetired { base.move(to: moved) }
+        let address = base.current
+        let result = await client.getFeatureFlags(base: address, common: common)
+        if !isRetired { base.observe(result.map(\.baseURL), from: address) }
         return result
     }
 
@@ -69,7 +75,10 @@ final class PushwooshFetcher: FlagFetcher {
         common.userId = userId
         let offset = Self.utcOffset(at: date)
         let event = PushwooshEvent.impression(of: flag, date: date, utcOffsetSeconds: offset)
-        return await client.postEvent(base: base.current, common: common, event: event)
+        let address = base.current
+        let result = await client.postEvent(base: address, common: common, event: event)
+        if !isRetired { base.observe(result.map(\.baseURL), from: address) }
+        return result.map { _ in () }
     }
 }
 

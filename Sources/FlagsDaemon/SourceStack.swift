@@ -101,6 +101,7 @@ final class SourceStack: Sendable {
     /// A reload that keeps the source: new timers and request timeout, the same session and impression ledger.
     func update(configuration: Configuration) async {
         client?.update(requestTimeout: configuration.requestTimeout)
+        pushwoosh?.update(cacheMaxAge: configuration.cacheMaxAge)
         await refresher.update(configuration: configuration)
     }
 
@@ -184,7 +185,7 @@ final class SourceStack: Sendable {
         case .success(let url):
             let base = BaseAddress(
                 initial: url, applicationCode: configuration.applicationCode, follows: configuration.serverURL == nil,
-                stateDirectory: stateDirectory, logger: logger)
+                stateDirectory: stateDirectory, logger: logger, cacheMaxAge: configuration.cacheMaxAge)
             return PushwooshFetcher(client: client, common: common, base: base, problem: nil)
         case .failure(let error):
             let problem: String

@@ -44,18 +44,30 @@ public final class PushwooshClient: Sendable {
         let request = PushwooshRequest.getFeatureFlags(base: base, common: common, apiToken: apiToken)
         return await send(request).flatMap { body in
             Result { () throws(PushwooshError) in try FeatureFlagsResponse.decode(body: body) }
+                .mapError { Self.keeping(body, in: $0) }
         }
         .mapError { $0.redacting(apiToken) }
     }
 
-    /// Sends one event; success means HTTP 200 with envelope `status_code` 200.
-    public func postEvent(base: URL, common: CommonFields, event: PushwooshEvent) async -> Result<Void, PushwooshError>
-    {
+    /// Sends one event; success means HTTP 200 with envelope `status_code` 200, and gives the envelope (its
+    /// `base_url` moves the daemon as a flag reply's does).
+    public func postEvent(
+        base: URL, common: CommonFields, event: PushwooshEvent
+    ) async -> Result<PushwooshEnvelope, PushwooshError> {
         let request = PushwooshRequest.postEvent(base: base, common: common, apiToken: apiToken, event: event)
         return await send(request).flatMap { body in
-            Result { () throws(PushwooshError) in _ = try PushwooshEnvelope.decode(body: body) }
+            Result { () throws(PushwooshError) in try PushwooshEnvelope.decode(body: body) }
+                .mapError { Self.keeping(body, in: $0) }
         }
         .mapError { $0.redacting(apiToken) }
+    }
+
+    /// An HTTP 200 that cannot be used keeps the start of its body, as a failed status does: its envelope may
+    /// still name an address, or show that whoever answered is not Pushwoosh.
+    private static func keeping(_ body: [UInt8], in error: PushwooshError) -> PushwooshError {
+        var kept = error
+        if kept.body.isEmpty { kept.body = Array(body.prefix(PushwooshError.failureBodyLimit)) }
+        return kept
     }
 
     /// Performs `request` and returns the body of an HTTP 200 reply.

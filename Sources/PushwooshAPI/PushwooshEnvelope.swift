@@ -19,7 +19,8 @@ public struct PushwooshEnvelope: Sendable, Equatable {
 
     /// Decodes the body of an HTTP 200 reply; every failure is status 200 (unusable).
     ///
-    /// An envelope whose `status_code` is not 200 fails here, so a `base_url` is never taken from a failed reply.
+    /// An envelope whose `status_code` is not 200 fails here; the `base_url` of a failed reply is read by
+    /// ``addressSignal(of:)`` from the error's body.
     public static func decode(body: [UInt8]) throws(PushwooshError) -> PushwooshEnvelope {
         guard body.count <= maximumBodyBytes else { throw .unusable("reply over 8 MiB") }
         let value: JSONValue
@@ -39,6 +40,32 @@ public struct PushwooshEnvelope: Sendable, Equatable {
             PushwooshEndpoint.isAcceptableMove(string) ? URL(string: string) : nil
         }
         return PushwooshEnvelope(response: members["response"], baseURL: baseURL)
+    }
+
+    /// What a reply says about the address to call next.
+    public enum AddressSignal: Sendable, Equatable {
+        /// Nothing: the body is not JSON (an HTML error page, a cut body), or an envelope without an acceptable
+        /// `base_url`.
+        case none
+        /// Pushwoosh's envelope, whatever its `status_code`, names an acceptable https `base_url`.
+        case move(URL)
+        /// JSON that is not Pushwoosh's envelope (no `status_code`): whoever answered is not Pushwoosh.
+        case reset
+    }
+
+    /// Reads the address signal of any reply body, a failed one included.
+    ///
+    /// An envelope is a JSON object with a `status_code` member, whatever its value or the HTTP status: Pushwoosh
+    /// sends `base_url` with failed replies too. JSON without `status_code` is some other server's answer.
+    public static func addressSignal(of body: [UInt8]) -> AddressSignal {
+        guard !body.isEmpty, body.count <= maximumBodyBytes, let value = try? JSONValue(parsing: body) else {
+            return .none
+        }
+        guard let members = value.objectValue, members["status_code"] != nil else { return .reset }
+        guard let string = members["base_url"]?.stringValue, PushwooshEndpoint.isAcceptableMove(string),
+            let url = URL(string: string)
+        else { return .none }
+        return .move(url)
     }
 
     /// Server text shortened so that a hostile reply cannot flood the log.

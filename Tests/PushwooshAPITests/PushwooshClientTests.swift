@@ -66,7 +66,7 @@ struct PushwooshClientTests {
         let event = PushwooshEvent.impression(of: flag, date: Date(timeIntervalSince1970: 100), utcOffsetSeconds: 60)
         var deviceCommon = common
         deviceCommon.deviceType = 3
-        try await client.postEvent(base: server.baseURL, common: deviceCommon, event: event).get()
+        _ = try await client.postEvent(base: server.baseURL, common: deviceCommon, event: event).get()
         let request = try #require(try await server.waitForRequests(count: 1).first)
         #expect(request.apiMethod == "postEvent")
         let fields = try #require(request.requestObject)

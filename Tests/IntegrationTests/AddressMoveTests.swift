@@ -87,7 +87,7 @@ struct AddressMoveTests {
         #expect(daemon.log.contains("not Pushwoosh's envelope"))
     }
 
-    @Test func aMovedAddressFailingLongerThanCacheMaxAgeIsDropped() throws {
+    @Test func aMovedAddressFailingLongerThanCacheMaxAgeIsDropped() async throws {
         // Not JSON: the reply says nothing about the address, so only the time failing can drop it.
         let moved = try server(status: 503, body: "<html>Service Unavailable</html>")
         defer { moved.stop() }
@@ -95,13 +95,13 @@ struct AddressMoveTests {
         defer { home.stop() }
         let daemon = try daemon(defaultServer: home, kept: Self.kept(moved.base()), cacheMaxAge: "3s")
         defer { daemon.cleanUp() }
-        #expect(Eventually.wait(timeout: .seconds(40)) { Self.requests(home) >= 1 })
+        #expect(await Eventually.wait(timeout: .seconds(40)) { Self.requests(home) >= 1 })
         // The first failures came within CacheMaxAge and kept the address; a later one dropped it.
         #expect(Self.requests(moved) >= 2)
         #expect(Self.keptFile(daemon) == nil)
         #expect(daemon.log.contains("the moved address has failed for longer than CacheMaxAge"))
         let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try Eventually.wait { try session.result("status")?["fetchedAt"]?.stringValue != nil })
+        #expect(try await Eventually.wait { try session.result("status")?["fetchedAt"]?.stringValue != nil })
     }
 
     @Test func serverURLIgnoresEveryMove() throws {

@@ -56,8 +56,10 @@ import Testing
             clamping: longest.components.attoseconds / 1_000_000_000_000 + longest.components.seconds * 1_000_000)
     }
 
-    @Test("kill -9 at random moments before and after cache writes end: a restart reads the old or the new cache, never a broken one")
-    func killDuringCacheWrites() async throws {
+    @Test(
+        "kill -9 at random moments before and after cache writes end: a restart reads the old or the new cache, never a broken one"
+    )
+    func killAroundCacheWrites() async throws {
         let server = try FakePushwooshServer.start()
         let directory = try TemporaryDirectory()
         defer {

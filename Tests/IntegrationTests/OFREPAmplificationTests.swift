@@ -31,7 +31,9 @@ import Testing
         #expect(single?.status == 200)
         #expect(single?.json?["value"] == 3)
         let grown = Measure.memory(of: rig.daemon.process.processIdentifier).anon - before
-        #expect(grown < 160 * 1024, "the daemon grew by \(grown) KiB")
+        // A sanitizer's quarantine keeps freed memory resident (250 MiB seen under ASan): the bound is for plain
+        // builds, where the refused answer is never built whole.
+        if !Sanitizer.isActive { #expect(grown < 160 * 1024, "the daemon grew by \(grown) KiB") }
         #expect(try session.result("clearOverride", ["all": true])?["cleared"]?.arrayValue?.count == 3)
         let after = try rig.post(OFREPRig.bulk)
         #expect(after?.status == 200)

@@ -89,12 +89,8 @@ extension ConfigurationParser {
             if let message = pathProblem(value, name: name) { return message }
             configuration.stateDirectory = value
         case .controlGroups:
-            let groups = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            let invalid = groups.filter { !isGroupName($0) }
-            guard invalid.isEmpty else {
-                let list = invalid.map { "'\(quoted($0))'" }.joined(separator: ", ")
-                return "invalid group name\(invalid.count == 1 ? "" : "s") \(list) for \(name)"
-            }
+            let (groups, refused) = words(value, valid: isGroupName)
+            if let refused { return "invalid group name\(refused.plural) \(refused.list) for \(name)" }
             configuration.controlGroups = groups
         case .maxConnections:
             guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
@@ -146,11 +142,9 @@ extension ConfigurationParser {
             }
             configuration.ofrepRequestRate = number
         case .allowedOrigins:
-            let origins = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            let invalid = origins.filter { !isWebOrigin($0) }
-            guard invalid.isEmpty else {
-                let list = invalid.map { "'\(quoted($0))'" }.joined(separator: ", ")
-                return "invalid origin\(invalid.count == 1 ? "" : "s") \(list) for \(name) (expected exact origins "
+            let (origins, refused) = words(value, valid: isWebOrigin)
+            if let refused {
+                return "invalid origin\(refused.plural) \(refused.list) for \(name) (expected exact origins "
                     + "such as http://127.0.0.1:8080: a scheme http or https, a host and an optional port; no "
                     + "wildcard, path or trailing slash)"
             }
@@ -275,6 +269,17 @@ extension ConfigurationParser {
     }
 
     /// The portable group names of POSIX and useradd, plus numeric ids: `[A-Za-z0-9_][A-Za-z0-9_.-]*$?`.
+    /// The space- or tab-separated words of a list value, and those `valid` refuses (quoted, joined for a message,
+    /// with the plural ending), or nil when it refuses none.
+    private static func words(
+        _ value: String, valid: (String) -> Bool
+    ) -> (words: [String], refused: (list: String, plural: String)?) {
+        let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let invalid = words.filter { !valid($0) }
+        guard !invalid.isEmpty else { return (words, nil) }
+        return (words, (invalid.map { "'\(quoted($0))'" }.joined(separator: ", "), invalid.count == 1 ? "" : "s"))
+    }
+
     private static func isGroupName(_ name: String) -> Bool {
         var scalars = Array(name.unicodeScalars)
         if scalars.last == "$" { scalars.removeLast() }

@@ -11,9 +11,6 @@ import Testing
 @Suite struct RefreshFailureTests {
     /// Peak RSS growth allowed while a fault is handled: far below the 50 MiB a body may announce.
     static let peakGrowthLimit = 24 * 1024 * 1024
-    /// Peak RSS growth allowed while a 50 MiB body is refused: what URLSession may buffer before the refusal
-    /// lands, and less than the body.
-    static let hugeBodyGrowthLimit = 40 * 1024 * 1024
 
     /// Starts a daemon whose first reply stores `new_checkout` (for the TLS case: a daemon that serves it from
     /// the disk cache), makes the server misbehave as `fault` says, and checks what R11 and R15 promise: the

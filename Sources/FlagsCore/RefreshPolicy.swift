@@ -112,6 +112,9 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// Automatic refreshes that failed in a row.
     public private(set) var failures = 0
     public private(set) var retryAt: Double?
+    /// The end of the current retry's backoff window: the next window starts here, so that a device sends at
+    /// most one retry per window however its draws fall.
+    private var retryWindowEnd: Double?
     /// Triggers waiting for the next request.
     public var pending: Set<Trigger> { Self.triggers(pendingBits) }
     /// `pending` as bits (`Trigger.bit`): asked on every wake, so kept without hashing or allocating.
@@ -169,6 +172,7 @@ public struct RefreshPolicy: Sendable, Equatable {
         lastCompleteAt = nil
         failures = 0
         retryAt = nil
+        retryWindowEnd = nil
         lastThrottledRequestAt = nil
         pendingBits |= Trigger.userChanged.bit
         if isForeground { startSession(now: now) } else { sessionStartedAt = nil }
@@ -191,10 +195,13 @@ public struct RefreshPolicy: Sendable, Equatable {
         sessionStartDueAt = nil
     }
 
-    /// A request finished. `automatic` failures are retried after a full-jitter wait: `jitter` in [0, 1) times
-    /// the backoff (`RetryBackoff × 2^(n−1)`, capped at `RefreshInterval`). `retryAfter` is Pushwoosh's
-    /// `Retry-After` in seconds, for a status that carries it: no request of any trigger goes before it
-    /// expires, capped at `CacheMaxAge` (F3).
+    /// A request finished. `automatic` failures are retried with windowed full jitter: the n-th retry goes at a
+    /// point drawn uniformly (`jitter` in [0, 1)) from its backoff window, `RetryBackoff × 2^(n−1)` wide and
+    /// capped at `RefreshInterval`, and each window starts where the previous one ended (or now, or when a hold
+    /// ends, whichever is later). A fleet's retries spread over each window as full jitter spreads them, and no
+    /// device retries twice in one window, so an outage of any length costs each device a bounded number of
+    /// requests. `retryAfter` is Pushwoosh's `Retry-After` in seconds, for a status that carries it: no request
+    /// of any trigger goes before it expires, capped at `CacheMaxAge` (F3).
     public mutating func requestFinished(
         _ outcome: Outcome, automatic: Bool, now: Double, jitter: Double, retryAfter: Double? = nil
     ) {
@@ -207,6 +214,7 @@ public struct RefreshPolicy: Sendable, Equatable {
             lastCompleteSentAt = min(now, lastRequestSentAt ?? now)
             failures = 0
             retryAt = nil
+            retryWindowEnd = nil
             heldUntil = nil
         case .partial:
             fetchedAt = now
@@ -223,7 +231,9 @@ public struct RefreshPolicy: Sendable, Equatable {
             let exponent = Double(min(failures - 1, 30))
             let backoff = min(
                 settings.retryBackoff * Self.power(2, exponent), max(settings.refreshInterval, settings.retryBackoff))
-            retryAt = max(now, heldUntil ?? now) + backoff * draw
+            let windowStart = max(now, heldUntil ?? now, retryWindowEnd ?? now)
+            retryAt = windowStart + backoff * draw
+            retryWindowEnd = windowStart + backoff
         }
     }
 

@@ -410,8 +410,9 @@ import Testing
             waits.append(retryAt - now)
             now = retryAt
         }
-        // Full jitter with a draw of 0.5: half of 30, 60, 120, … capped at 3600.
-        #expect(waits == [15, 30, 60, 120, 240, 480, 960, 1800, 1800, 1800])
+        // Windows of 30, 60, 120, … capped at 3600, each starting where the last ended; a draw of 0.5 puts
+        // every retry in the middle of its window: 15, then 30 + 30, 90 + 60, 210 + 120, …
+        #expect(waits == [15, 45, 90, 180, 360, 720, 1440, 2760, 3600, 3600])
         #expect(policy.failures == 10)
     }
 
@@ -439,6 +440,36 @@ import Testing
         let wait = retryAt - (t0 + hour)
         #expect(abs(wait - expectedWait) < 1e-6)
         #expect(wait >= 0 && wait <= 30)
+    }
+
+    @Test(
+        "Retries: one retry per backoff window whatever the draws, so a 2 h outage costs a device at most 9 requests",
+        arguments: [[0.0], [0.999], [0.999, 0.0], [0.0, 0.999], [0.3, 0.9, 0.05, 0.7]]
+    )
+    func retriesOnePerWindow(draws: [Double]) {
+        var policy = fetchedPolicy(at: t0)
+        let outageStart = t0 + hour
+        var now = outageStart
+        var sent = 0
+        // The windows: [0, 30), [30, 90), [90, 210), … after the first failure, the last ones 3600 wide.
+        var windowStarts: [Double] = [0]
+        var width = 30.0
+        while windowStarts.last! < 2 * hour {
+            windowStarts.append(windowStarts.last! + width)
+            width = min(width * 2, hour)
+        }
+        var retryTimes: [Double] = []
+        while now < outageStart + 2 * hour {
+            policy.requestStarted(now: now)
+            sent += 1
+            policy.requestFinished(.failed, automatic: true, now: now, jitter: draws[sent % draws.count])
+            now = policy.retryAt ?? .infinity
+            if now < outageStart + 2 * hour { retryTimes.append(now - outageStart) }
+        }
+        #expect(sent <= 9)
+        // No two retries share a window.
+        let windows = retryTimes.map { time in windowStarts.lastIndex { $0 <= time } ?? 0 }
+        #expect(Set(windows).count == windows.count, "retries at \(retryTimes)")
     }
 
     @Test("Retries: a failed refresh a caller asked for schedules no retry")

@@ -1,40 +1,41 @@
-/// The retry delays the daemon promises (README, Decisions: Retries), as a test computes bounds from them.
+/// The retry times the daemon promises (README, Decisions: Retries), as a test computes bounds from them.
 ///
-/// The n-th retry after a failed automatic refresh waits a random time between 0 and `RetryBackoff × 2^(n−1)`,
-/// capped at `RefreshInterval` (full jitter).
+/// After a failed automatic refresh, retry `n` goes at a random point of its backoff window: the windows are
+/// `RetryBackoff × 2^(n−1)` wide, capped at `RefreshInterval`, and follow one another from the first failure
+/// (windowed full jitter). So each retry's time since the first request has hard bounds, and so has the count.
 struct RetrySchedule {
     var backoff: Double
     var interval: Double
-    /// What one request and its answer may add to a gap on a loaded machine, in seconds.
+    /// What one request and its answer may add on a loaded machine, in seconds: each retry's window starts
+    /// when the previous answer came, so this adds up over the retries.
     var slack = 0.15
+    /// How late the test may notice the first request, in seconds.
+    var early = 0.05
 
-    /// The nominal delay before retry `n` (1-based), without jitter.
+    /// The width of retry `n`'s window (1-based).
     func nominal(_ n: Int) -> Double {
         var delay = backoff
         for _ in 1..<max(n, 1) { delay *= 2 }
         return min(delay, max(interval, backoff))
     }
 
-    /// The smallest and largest gap the jitter allows before retry `n`, plus `slack` on the late side.
+    /// When retry `n` may arrive, in seconds after the first request: within its window, plus the slack that
+    /// `n` answers may add.
     func window(_ n: Int) -> ClosedRange<Double> {
-        0...(nominal(n) + slack)
+        let start = (1..<max(n, 1)).reduce(0) { $0 + nominal($1) }
+        return (start - early)...(start + nominal(n) + Double(n) * slack)
     }
 
-    /// How many requests (the first one included) arrive within `seconds` of the first: at least as many as the
-    /// longest waits allow, at most as many as waits of a sixth of the backoff would give. Full jitter draws
-    /// waits down to zero, but the sum of many uniform draws lies near half of their bounds: falling below a
-    /// sixth over a run of retries is a many-sigma event, and a storm would pass it at once.
+    /// How many requests (the first one included) arrive within `seconds` of the first: at least one more for
+    /// every window that ends in time, at most one more for every window that starts in time.
     func requestCount(within seconds: Double) -> ClosedRange<Int> {
-        var short = 0.0
-        var latest = 0.0
-        var most = 1
         var least = 1
-        for n in 1...10_000 {
-            short += nominal(n) / 6
-            latest += window(n).upperBound
-            if short <= seconds { most += 1 }
-            if latest <= seconds { least += 1 }
-            if short > seconds { break }
+        var most = 1
+        var n = 1
+        while window(n).lowerBound <= seconds {
+            most += 1
+            if window(n).upperBound <= seconds { least += 1 }
+            n += 1
         }
         return least...most
     }

@@ -22,12 +22,9 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // libcurl through pkg-config: the HTTPS client that talks to Pushwoosh (shim.h wraps its variadic calls).
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // libcurl, the HTTPS client that talks to Pushwoosh: loaded with dlopen at the first request, not linked
+        // (CCurl.h says why); libcurl4-openssl-dev gives its header.
+        .target(name: "CCurl"),
         // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
         // by UnixIO (and the bench's floor).
         .systemLibrary(name: "CLinux"),

@@ -91,7 +91,8 @@ install -m 0644 "$REPO"/systemd/examples/*.service "$ROOT/usr/share/doc/pwflagsd
 } | gzip -9n >"$ROOT/usr/share/doc/pwflagsd/changelog.gz"
 
 # Maintainer scripts and metadata. Depends: what dpkg-shlibdeps finds the binaries link (libc6, libsystemd0,
-# libcurl4, ...), plus systemd (units, sysusers, DynamicUser=) and init-system-helpers (deb-systemd-invoke).
+# ...); libcurl4, which the daemon opens with dlopen at its first request (so dpkg-shlibdeps cannot see it; 7.83
+# brought curl_easy_header); systemd (units, sysusers, DynamicUser=) and init-system-helpers (deb-systemd-invoke).
 install -m 0755 "$REPO"/systemd/debian/postinst "$REPO"/systemd/debian/prerm "$REPO"/systemd/debian/postrm "$ROOT/DEBIAN/"
 echo /etc/pwflagsd/pwflagsd.conf >"$ROOT/DEBIAN/conffiles"
 chmod 0644 "$ROOT/DEBIAN/conffiles"
@@ -99,7 +100,7 @@ mkdir -p "$WORK/src/debian"
 printf 'Source: pwflagsd\n\nPackage: pwflagsd\nArchitecture: any\n' >"$WORK/src/debian/control"
 shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" 2>"$WORK/shlibdeps.log") ||
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
-depends="${shlibs#shlibs:Depends=}, systemd (>= 252), init-system-helpers (>= 1.54~)"
+depends="${shlibs#shlibs:Depends=}, libcurl4 (>= 7.83.0), systemd (>= 252), init-system-helpers (>= 1.54~)"
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
 sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" -e "s/@DEPENDS@/$depends/" \
     "$REPO/systemd/debian/control" >"$ROOT/DEBIAN/control"

@@ -11,27 +11,34 @@ final class CurlChannel: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     let multi: UnsafeMutableRawPointer
 
-    /// False when libcurl could not be initialised or a handle not be made.
-    private static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    /// Why no channel can be made: libcurl is not loadable or not initialised (loaded on the first call), or a
+    /// handle could not be made.
+    struct Unavailable: Error {
+        var reason: String
+    }
 
-    init?() {
-        guard Self.initialized, let easy = curl_easy_init() else { return nil }
-        guard let multi = curl_multi_init() else {
-            curl_easy_cleanup(easy)
-            return nil
+    /// Loads libcurl on the first call in the process (CCurl.h says why it is not linked).
+    init() throws(Unavailable) {
+        guard pwflags_curl_load() != 0 else {
+            throw Unavailable(reason: "libcurl cannot be loaded: " + String(cString: pwflags_curl_load_error()))
+        }
+        guard let easy = pwflags_curl_easy_init() else { throw Unavailable(reason: "libcurl made no easy handle") }
+        guard let multi = pwflags_curl_multi_init() else {
+            pwflags_curl_easy_cleanup(easy)
+            throw Unavailable(reason: "libcurl made no multi handle")
         }
         self.easy = easy
         self.multi = multi
     }
 
     deinit {
-        curl_multi_cleanup(multi)
-        curl_easy_cleanup(easy)
+        pwflags_curl_multi_cleanup(multi)
+        pwflags_curl_easy_cleanup(easy)
     }
 
     /// Ends the current `curl_multi_poll` wait at once.
     func wake() {
-        _ = curl_multi_wakeup(multi)
+        _ = pwflags_curl_multi_wakeup(multi)
     }
 }
 
@@ -44,9 +51,10 @@ final class CurlChannelPool: Sendable {
         self.capacity = capacity
     }
 
-    /// An idle channel, or a new one; nil when libcurl cannot make one.
-    func take() -> CurlChannel? {
-        idle.withLock { $0.popLast() } ?? CurlChannel()
+    /// An idle channel, or a new one.
+    func take() throws(CurlChannel.Unavailable) -> CurlChannel {
+        if let channel = idle.withLock({ $0.popLast() }) { return channel }
+        return try CurlChannel()
     }
 
     /// Keeps `channel` (and its open connection) for the next exchange, unless enough are kept already.

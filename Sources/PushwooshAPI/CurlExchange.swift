@@ -41,9 +41,9 @@ final class CurlExchange {
     /// Performs `request`; returns when the reply is complete, a bound is reached, or the exchange is cancelled.
     func perform(_ request: Request) -> ExchangeOutcome {
         let easy = channel.easy
-        curl_easy_reset(easy)
+        pwflags_curl_easy_reset(easy)
         var lists: [UnsafeMutablePointer<curl_slist>?] = []
-        defer { for list in lists { curl_slist_free_all(list) } }
+        defer { for list in lists { pwflags_curl_slist_free_all(list) } }
         let result: CURLcode = errorText.withUnsafeMutableBufferPointer { errorBuffer in
             let headers = Self.list(request.headers + ["Expect:"])
             let connectTo = Self.list(request.connectTo)
@@ -92,16 +92,16 @@ final class CurlExchange {
     /// Drives the transfer until it ends or the exchange is cancelled.
     private func run() -> CURLcode {
         let multi = channel.multi
-        guard curl_multi_add_handle(multi, channel.easy) == CURLM_OK else { return CURLE_FAILED_INIT }
-        defer { curl_multi_remove_handle(multi, channel.easy) }
+        guard pwflags_curl_multi_add_handle(multi, channel.easy) == CURLM_OK else { return CURLE_FAILED_INIT }
+        defer { pwflags_curl_multi_remove_handle(multi, channel.easy) }
         var result = CURLE_OK
         while true {
             if cancellation.isCancelled { return CURLE_ABORTED_BY_CALLBACK }
             var running: Int32 = 0
-            guard curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
+            guard pwflags_curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
             if pwflags_curl_multi_done(multi, &result) != 0 || running == 0 { return result }
             // libcurl shortens the wait to its own next timeout; a cancellation wakes it at once.
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+            _ = pwflags_curl_multi_poll(multi, 1000)
         }
     }
 
@@ -147,7 +147,7 @@ final class CurlExchange {
         guard result == CURLE_OK else {
             let kind = Self.kind(of: result)
             let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let general = String(cString: curl_easy_strerror(result))
+            let general = String(cString: pwflags_curl_easy_strerror(result))
             let text = kind == .timeout ? "timed out after \(timeout)" : detail.isEmpty ? general : detail
             return .failure(.noReply("\(text) (curl error \(result.rawValue))", kind: kind))
         }
@@ -174,7 +174,7 @@ final class CurlExchange {
 
     private static func list(_ lines: [String]) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines { list = curl_slist_append(list, line) }
+        for line in lines { list = pwflags_curl_slist_append(list, line) }
         return list
     }
 }

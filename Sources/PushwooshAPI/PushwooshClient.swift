@@ -79,8 +79,11 @@ public final class PushwooshClient: Sendable {
         let exchangeRequest = CurlExchange.Request(
             url: request.url.absoluteString, headers: request.headers.sorted { $0.key < $1.key }.map { "\($0): \($1)" },
             body: request.body, timeout: requestTimeout, caFile: caFile, connectTo: Self.connectTo)
-        guard let channel = channels.take() else {
-            return .failure(.notSent("libcurl could not be initialised"))
+        let channel: CurlChannel
+        do {
+            channel = try channels.take()
+        } catch {
+            return .failure(.notSent(error.reason))
         }
         let cancellation = CurlCancellation(channel: channel)
         let limit = maximumReplyBytes

@@ -32,6 +32,17 @@ public struct FlagKey: Hashable, Comparable, Sendable, CustomStringConvertible, 
 
     /// Byte order, which is also the order of the keys' Unicode scalars.
     public static func < (lhs: FlagKey, rhs: FlagKey) -> Bool {
-        lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
+        var left = lhs.string
+        var right = rhs.string
+        // Over the lent buffers: the generic `lexicographicallyPrecedes` over two UTF8Views was a tenth of a
+        // warm start with 1,000 cached flags, spent sorting them.
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in
+                for index in 0..<min(leftBytes.count, rightBytes.count) where leftBytes[index] != rightBytes[index] {
+                    return leftBytes[index] < rightBytes[index]
+                }
+                return leftBytes.count < rightBytes.count
+            }
+        }
     }
 }

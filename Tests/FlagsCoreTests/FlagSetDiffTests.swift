@@ -102,4 +102,12 @@ import Testing
         let diff = FlagSet([Flag(key: Self.precomposed, isEnabled: true, ruleId: "r")]).diff(to: FlagSet([renamed]))
         #expect(diff.changed.map(\.key) == [Self.decomposed] && diff.removed == [Self.precomposed])
     }
+
+    @Test("Keys sort by their UTF-8 bytes: a prefix first, then byte by byte, canonical equivalence ignored")
+    func keysSortByBytes() {
+        let keys: [FlagKey] = ["b", "ab", "caf\u{E9}", "", "A", "a", "cafe\u{301}", "z", "a\u{0}"]
+        let expected: [FlagKey] = ["", "A", "a", "a\u{0}", "ab", "b", "cafe\u{301}", "caf\u{E9}", "z"]
+        #expect(keys.sorted().map(\.string.utf8).map(Array.init) == expected.map(\.string.utf8).map(Array.init))
+        #expect(!(FlagKey("a") < FlagKey("a")))
+    }
 }

@@ -35,20 +35,23 @@ public struct FlagSet: Sendable, Equatable {
     public var isEmpty: Bool { entries.isEmpty }
 
     /// Every flag, sorted by key (byte order) as `getAll` returns them.
-    public var sorted: [Flag] { entries.sorted { $0.key < $1.key }.map(\.value) }
+    /// The keys are sorted, not the entries: moving (key, flag) pairs in a sort went through the runtime's
+    /// generic tuple copies and was most of a warm start's time with 1,000 cached flags.
+    public var sorted: [Flag] { entries.keys.sorted().compactMap { entries[$0] } }
 
     /// What changed from `self` to `newer` (R9): flags added or changed, keys removed. A flag whose key or
     /// strings differ in any byte has changed, even when Swift's string equality says they are equal.
     public func diff(to newer: FlagSet) -> FlagDiff {
-        var changed: [(FlagKey, Flag)] = []
+        var changed: [FlagKey] = []
         for (key, flag) in newer.entries {
             guard let old = entries[key], old.isIdentical(to: flag) else {
-                changed.append((key, flag))
+                changed.append(key)
                 continue
             }
         }
         let removed = entries.keys.filter { newer.entries[$0] == nil }
-        return FlagDiff(changed: changed.sorted { $0.0 < $1.0 }.map(\.1), removed: removed.sorted().map(\.string))
+        return FlagDiff(
+            changed: changed.sorted().compactMap { newer.entries[$0] }, removed: removed.sorted().map(\.string))
     }
 }
 

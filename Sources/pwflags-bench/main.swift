@@ -73,6 +73,16 @@ do {
         await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
         exit(0)
     }
+    if arguments.contains("--footprint-only") {
+        // Sizes, memory and start-up alone: what a change to the binary or its start moves.
+        Footprint.run(
+            binaryDirectory: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path,
+            package: packagePath, report: report, directory: directory)
+        try bench.memory()
+        try bench.startup(benchPath: CommandLine.arguments[0])
+        print(report.table())
+        exit(0)
+    }
     try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
     try bench.throughput(daemon: daemon, echo: echo, processEcho: processEcho)
     await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)

@@ -11,7 +11,7 @@ import Testing
         return try PrometheusParser.parse(text, format: format)
     }
 
-    @Test("Both formats parse with prometheus-client, and name every metric the README lists")
+    @Test("Both formats parse with prometheus-client, and name every metric docs/operations.md lists")
     func textParses() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

@@ -1,4 +1,4 @@
-/// The retry delays the daemon promises (README, Decisions: Retries), as a test computes bounds from them.
+/// The retry delays the daemon promises (docs/decisions.md: Retries), as a test computes bounds from them.
 ///
 /// The n-th retry after a failed automatic refresh waits a random time between 0 and `RetryBackoff × 2^(n−1)`,
 /// capped at `RefreshInterval` (full jitter).

@@ -37,8 +37,9 @@ let package = Package(
         .target(name: "PushwooshAPI", dependencies: ["FlagsCore", "CCurl"], swiftSettings: strict),
         // The local socket's wire format (docs/protocol.md), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
-        // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
-        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references.
+        // The system-call wrappers: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
+        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references. Not the only unsafe code:
+        // docs/architecture.md lists the files elsewhere that use unsafe pointers or call libc themselves.
         .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
         // OpenFeature's remote evaluation protocol (docs/openfeature.md): the HTTP/1.1 subset it needs and the
         // mapping of flags to OFREP evaluations. Pure: bytes in, bytes out; the daemon's listener does the I/O.

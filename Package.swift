@@ -30,14 +30,15 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
-        // The Pushwoosh json/1.3 wire format (README, Talking to Pushwoosh) and its HTTP transport.
+        // The Pushwoosh json/1.3 wire format (docs/behaviour.md, Talking to Pushwoosh) and its HTTP transport.
         .target(name: "PushwooshAPI", dependencies: ["FlagsCore", "CCurl"], swiftSettings: strict),
-        // The local socket's wire format (README, Protocol), shared by daemon, library and CLI.
+        // The local socket's wire format (docs/protocol.md), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
-        // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
-        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references.
+        // The system-call wrappers: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
+        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references. Not the only unsafe code:
+        // docs/architecture.md lists the files elsewhere that use unsafe pointers or call libc themselves.
         .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
-        // OpenFeature's remote evaluation protocol (README, OpenFeature): the HTTP/1.1 subset it needs and the
+        // OpenFeature's remote evaluation protocol (docs/openfeature.md): the HTTP/1.1 subset it needs and the
         // mapping of flags to OFREP evaluations. Pure: bytes in, bytes out; the daemon's listener does the I/O.
         .target(name: "OFREP", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The daemon's services: store, sources, socket server, OFREP listener, systemd glue.
@@ -58,20 +59,21 @@ let package = Package(
         .executableTarget(
             name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI"], swiftSettings: strict),
         .executableTarget(name: "pwflags", dependencies: ["PWFlagsCLI"], swiftSettings: strict),
-        // The benchmark of issue 7: pwflagsd against the machine's floor, in one run.
+        // The benchmark (docs/performance.md): pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
             dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux"],
             swiftSettings: strict
         ),
-        // The soak of issue 8: ten minutes of steady load, flag changes and subscriber churn, then the checks.
+        // The soak (docs/reliability.md): ten minutes of steady load, flag changes and subscriber churn, then the
+        // checks.
         .executableTarget(
             name: "pwflags-soak",
             dependencies: ["FlagsCore", "FlagsProtocol", "FeatureFlags", "PWFlagsTestKit", "UnixIO"],
             swiftSettings: strict
         ),
         // The fleet simulator: a million devices on FlagsCore's real RefreshPolicy against a simulated Pushwoosh,
-        // the table of targets and the plots of docs/fleet/ (README, Fleet behaviour).
+        // the table of targets and the plots of docs/fleet/ (docs/fleet.md).
         .target(name: "FleetSimulation", dependencies: ["FlagsCore"], swiftSettings: strict),
         .executableTarget(
             name: "pwflags-fleet", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),

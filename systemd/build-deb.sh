@@ -65,11 +65,16 @@ install -m 0644 "$REPO/systemd/completion/pwflags" "$ROOT/usr/share/bash-complet
 # The shipped configuration is the reference file with the demo flags switched on: out of the box the daemon
 # serves them, with no account and no network, until ApplicationCode= is set (ApplicationCode wins).
 sed -e 's|^#  Install it as /etc/pwflagsd/pwflagsd.conf, or leave it alone|#  Leave this file alone|' \
-    -e "s|^#  See pwflagsd.conf(5), or the README's Configuration section, for the details.|#  See pwflagsd.conf(5) for the details.|" \
+    -e "s|^#  See pwflagsd.conf(5), or docs/configuration.md in the source tree, for the details.|#  See pwflagsd.conf(5) for the details.|" \
     -e 's|^#LocalFlagsFile=$|#LocalFlagsFile=\n# The package serves its demo flags until ApplicationCode= is set; remove this line to serve nothing.\nLocalFlagsFile=/usr/share/pwflagsd/demo-flags.json|' \
     "$REPO/config/pwflagsd.conf" >"$ROOT/etc/pwflagsd/pwflagsd.conf"
 grep -q '^LocalFlagsFile=/usr/share/pwflagsd/demo-flags.json$' "$ROOT/etc/pwflagsd/pwflagsd.conf" ||
     { echo "build-deb: config/pwflagsd.conf has no #LocalFlagsFile= line to switch on" >&2; exit 1; }
+# The device has no source tree: the pointer to docs/ must have been replaced by the man page alone.
+if grep -q 'docs/configuration.md' "$ROOT/etc/pwflagsd/pwflagsd.conf"; then
+    echo "build-deb: config/pwflagsd.conf's line pointing at docs/configuration.md was not replaced" >&2
+    exit 1
+fi
 chmod 0644 "$ROOT/etc/pwflagsd/pwflagsd.conf"
 
 for page in pwflags.1 pwflagsd.conf.5 pwflagsd.8; do

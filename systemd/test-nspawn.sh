@@ -20,7 +20,7 @@
 #
 # 1. The binaries link no Swift runtime library (ldd), and run with /opt/swift hidden.
 # 2. `systemd-analyze verify --man=no` prints nothing on stderr for every unit.
-# 3. The README's install step, `apt install ./pwflagsd_VERSION_ARCH.deb`: apt fetches the Depends (libcurl4 is
+# 3. The install step of docs/operations.md, `apt install ./pwflagsd_VERSION_ARCH.deb`: apt fetches the Depends (libcurl4 is
 #    not on the clean root) and every library the binaries load is there. Then: a pwflags member reads a flag
 #    through the activated socket, the service is active and shows its STATUS, no core file can be written,
 #    reload, Restart=on-failure, an outsider is refused, the instanced pair serves its own configuration on its
@@ -193,7 +193,7 @@ else
     exit 1
 fi
 
-echo "# install the package as the README says: apt install ./pwflagsd_VERSION_ARCH.deb"
+echo "# install the package as docs/operations.md says: apt install ./pwflagsd_VERSION_ARCH.deb"
 check "pwflagsd is not installed yet, nothing at /usr/bin/pwflagsd" in_ct sh -c '
     ! dpkg -s pwflagsd >/dev/null 2>&1 && [ ! -e /usr/bin/pwflagsd ] && ! getent group pwflags'
 check "no policy-rc.d on the clean root (the reinstall below puts one there)" in_ct test ! -e /usr/sbin/policy-rc.d

@@ -16,6 +16,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The kind of failure, for programs to branch on; more may come.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as `pwflags` prints it.
         public let description: String
 
         /// The daemon could not be reached; nothing was sent.
@@ -28,6 +29,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let protocolViolation = Code(description: "protocolViolation")
     }
 
+    /// The kind of this failure: `rpc` is `rejected`, each other case its own code.
     public var code: Code {
         switch self {
         case .unreachable: .unreachable

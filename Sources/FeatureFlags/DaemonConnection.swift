@@ -10,6 +10,7 @@ import UnixIO
 ///
 /// Not thread-safe: one thread uses a connection at a time. The `FeatureFlags` mirror and the CLI build on it.
 public final class DaemonConnection {
+    /// The socket this connection was opened on.
     public let socketPath: String
     private let fd: Int32
     private var framer = LineFramer(maximumLineBytes: 64 * 1024 * 1024)

@@ -9,6 +9,7 @@ public struct FeatureFlag: Sendable, Hashable, CustomStringConvertible {
     /// The flag as FlagsCore models it, for code that wants the raw property values.
     public let flag: Flag
 
+    /// Wraps a flag as FlagsCore models it (the daemon's wire form, decoded).
     public init(_ flag: Flag) {
         self.flag = flag
     }

@@ -8,6 +8,7 @@ public struct FeatureFlagsUpdate: Sendable, Equatable {
     /// The keys that no longer read as a flag, sorted.
     public let removed: [String]
 
+    /// An update with these changed flags and removed keys, each sorted as the mirror sorts them.
     public init(changed: [FeatureFlag], removed: [String]) {
         self.changed = changed
         self.removed = removed

@@ -11,8 +11,10 @@ extension ClientError: CustomNSError {
     /// The key of `userInfo` holding the `ClientError` itself, for code that wants more than the status.
     public static let userInfoKey = "FeatureFlagsClientError"
 
+    /// The R11 status (`status`), as the SDK's error code.
     public var errorCode: Int { status }
 
+    /// The description under `NSLocalizedDescriptionKey`, and the `ClientError` itself under `userInfoKey`.
     public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description, Self.userInfoKey: self] }
 
     /// An `NSError` in `PWFeatureFlagsErrorDomain` with `code` set to `status` and this error's description.

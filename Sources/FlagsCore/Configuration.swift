@@ -1,4 +1,4 @@
-/// The daemon's configuration (README, Configuration): every key with its default.
+/// The daemon's configuration (docs/configuration.md): every key with its default.
 ///
 /// Filled in one documented order: these defaults, the file, its `.d/` drop-ins in lexical order, then the
 /// command line. Defaults that depend on the environment (`$STATE_DIRECTORY`, `$CREDENTIALS_DIRECTORY`, the
@@ -92,7 +92,7 @@ public struct Configuration: Sendable, Equatable {
     public var usesLocalSource: Bool { applicationCode.isEmpty }
 }
 
-/// How the daemon learns about the app's foreground (README, Behaviour rules: sessions on a device).
+/// How the daemon learns about the app's foreground (docs/behaviour.md: sessions on a device).
 public enum Lifecycle: String, Sendable, CaseIterable {
     /// The device is an app that is always in the foreground.
     case foreground

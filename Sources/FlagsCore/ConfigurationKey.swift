@@ -1,7 +1,7 @@
-/// A key of the configuration file, spelled as in the README's Configuration section; case-sensitive, as in
+/// A key of the configuration file, spelled as in docs/configuration.md; case-sensitive, as in
 /// systemd.
 ///
-/// The cases run in the order of the README's Configuration section, which the rendering and the reference file follow.
+/// The cases run in the order of docs/configuration.md, which the rendering and the reference file follow.
 public enum ConfigurationKey: String, Sendable, CaseIterable {
     // [Pushwoosh]
     case applicationCode = "ApplicationCode"

@@ -1,4 +1,4 @@
-/// Reads configuration files in the systemd style (README, Configuration) into a `Configuration`, collecting
+/// Reads configuration files in the systemd style (docs/configuration.md) into a `Configuration`, collecting
 /// every problem.
 ///
 /// Feed the sources in their documented order (the main file, its drop-ins in lexical order, then command-line
@@ -35,7 +35,7 @@ public struct ConfigurationParser: Sendable {
         self.configuration = configuration
     }
 
-    /// The smallest `MaxLineBytes`: a line must hold any reasonable request (README, Protocol).
+    /// The smallest `MaxLineBytes`: a line must hold any reasonable request (docs/protocol.md).
     public static let minimumMaxLineBytes = 1024
     /// The longest socket path: `sun_path` holds 108 bytes, including the terminating NUL.
     public static let maximumSocketPathBytes = 107

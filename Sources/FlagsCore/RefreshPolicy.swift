@@ -17,7 +17,7 @@
 /// slot (at most `SessionStartDelay`); Pushwoosh's `Retry-After` holds every request back; retries use full
 /// jitter. Randomness comes in as parameters, so the fleet simulator and the tests drive this very type.
 public struct RefreshPolicy: Sendable, Equatable {
-    /// The configured durations (README, Configuration) in seconds, and the lifecycle.
+    /// The configured durations (docs/configuration.md) in seconds, and the lifecycle.
     public struct Settings: Sendable, Equatable {
         public var cacheMaxAge: Double
         public var refreshInterval: Double

@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// Every method of the README's Protocol section with its parameters checked and typed.
+/// Every method of docs/protocol.md with its parameters checked and typed.
 public enum Call: Sendable, Equatable {
     case get(key: String)
     case getAll

@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// The flag object of the README's Protocol section:
+/// The flag object of docs/protocol.md:
 /// `{"key":…,"enabled":…,"ruleId":…,"properties":{…},"source":…}`, and for an overridden flag also
 /// `"sourceValue":{"enabled":…,"ruleId":…,"properties":{…},"source":…}` (null when the source has no such key).
 extension Flag {

@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// The `flagsChanged` notification of the README's Protocol section.
+/// The `flagsChanged` notification of docs/protocol.md.
 public struct FlagsChanged: Sendable, Equatable {
     public static let method = "flagsChanged"
 

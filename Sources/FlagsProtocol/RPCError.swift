@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// A JSON-RPC error as the README's Protocol section lists them: a code programs branch on, a message for
+/// A JSON-RPC error as docs/protocol.md lists them: a code programs branch on, a message for
 /// people, optional data.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: Int

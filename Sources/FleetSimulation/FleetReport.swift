@@ -97,7 +97,7 @@ public struct FleetReport: Sendable {
     /// True when every row with a target meets it.
     public var allHold: Bool { rows.allSatisfy { $0.holds ?? true } }
 
-    /// The table in Markdown, as the README shows it.
+    /// The table in Markdown, as docs/fleet.md shows it.
     public var markdown: String {
         var lines = [
             "| scenario | part | mean/min | busiest/min | busiest/mean | requests | per device | oldest flags | target "

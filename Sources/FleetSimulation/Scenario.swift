@@ -31,7 +31,7 @@ public struct Scenario: Sendable {
         self.capacityFactor = capacityFactor
     }
 
-    /// The scenarios of the table (README, Fleet behaviour).
+    /// The scenarios of the table (docs/fleet.md).
     public static let all: [Scenario] = [
         Scenario(name: "steady", title: "steady state (devices booted at random times)", start: .steady),
         Scenario(

@@ -3,7 +3,7 @@ public import FlagsCore
 /// The daemon's flags as OFREP evaluations: single evaluations computed on demand, the bulk answer built once
 /// per flag set and shared by every request.
 ///
-/// The mapping (README, OpenFeature):
+/// The mapping (docs/openfeature.md):
 /// - every Pushwoosh flag `KEY` is a boolean OFREP flag `KEY` whose value is `enabled`;
 /// - every property `PROP` of it is an OFREP flag `KEY.PROP` whose value is the property's JSON value (string,
 ///   number, boolean, object or array); a `null` property has no value, which tells the provider to use the

@@ -9,7 +9,8 @@ public final class Report {
         public var name: String
         public var value: Double
         public var unit: String
-        /// The target (issue 7's for the benchmark, a bound for the soak), when there is one, and whether it holds.
+        /// The target (a performance target for the benchmark, a bound for the soak), when there is one, and whether it
+        /// holds.
         public var target: String?
         public var met: Bool?
     }
@@ -38,7 +39,7 @@ public final class Report {
         return String(format: "%.2f", value)
     }
 
-    /// A Markdown table, as the README shows it.
+    /// A Markdown table, as docs/performance.md and docs/reliability.md show it.
     public func table() -> String {
         var lines = ["| section | figure | value | target |", "| --- | --- | --- | --- |"]
         for figure in figures {

@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// The fields every call carries in its `request` object (README, Talking to Pushwoosh).
+/// The fields every call carries in its `request` object (docs/behaviour.md, Talking to Pushwoosh).
 public struct CommonFields: Sendable, Equatable {
     /// The Pushwoosh application code, sent as `application`.
     public var applicationCode: String

@@ -107,7 +107,7 @@ public final class PushwooshClient: Sendable {
 
     /// `PWFLAGSD_TEST_CONNECT_TO`, read once: `host:port:connect-host:connect-port` entries (comma-separated) that
     /// send a host's connections elsewhere, so that tests can aim the default address at a local server. Not
-    /// for production: the README lists it under development.
+    /// for production: docs/development.md lists it.
     static let connectTo: [String] = {
         guard let value = getenv("PWFLAGSD_TEST_CONNECT_TO") else { return [] }
         return String(cString: value).split(separator: ",").map(String.init)

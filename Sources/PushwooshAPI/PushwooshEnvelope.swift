@@ -9,7 +9,7 @@ public struct PushwooshEnvelope: Sendable, Equatable {
     /// than failing the call.
     public var baseURL: URL?
 
-    /// The largest reply body accepted (README, Talking to Pushwoosh): 8 MiB.
+    /// The largest reply body accepted (docs/behaviour.md, Talking to Pushwoosh): 8 MiB.
     public static let maximumBodyBytes = 8 * 1024 * 1024
 
     public init(response: JSONValue?, baseURL: URL?) {

@@ -1,7 +1,7 @@
 public import FlagsCore
 public import FoundationEssentials
 
-/// An event for `postEvent`: its name, attributes and the two timestamps (README, Talking to Pushwoosh).
+/// An event for `postEvent`: its name, attributes and the two timestamps (docs/behaviour.md, Talking to Pushwoosh).
 public struct PushwooshEvent: Sendable, Equatable {
     /// The event name, such as `PW_FeatureFlagImpression`.
     public var name: String

@@ -1,8 +1,8 @@
 public import FlagsCore
 public import FoundationEssentials
 
-/// One call as it goes on the wire: `POST {base}{method}` with the JSON body and headers of the README's
-/// Talking to Pushwoosh section.
+/// One call as it goes on the wire: `POST {base}{method}` with the JSON body and headers of docs/behaviour.md,
+/// Talking to Pushwoosh.
 ///
 /// Built without I/O so that tests can check every byte. Its description leaves the headers out, because one
 /// of them may carry the API token.

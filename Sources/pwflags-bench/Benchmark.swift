@@ -7,7 +7,7 @@ import UnixIO
     import Glibc
 #endif
 
-/// The measurements of issue 7, each against its floor or baseline in the same run.
+/// The measurements of docs/performance.md, each against its floor or baseline in the same run.
 struct Benchmark {
     let quick: Bool
     let report: Report
@@ -146,8 +146,9 @@ struct Benchmark {
             let clients = try subscribe(count, to: daemon.socketPath)
             variant += 1
             server.enqueue(.flags(Measure.flags(100, variant: variant)), for: "getFeatureFlags")
-            // The daemon sends a caller's refresh at least a second after its previous request (README, Rate
-            // limits); waiting that out first keeps the spacing out of the figure, which is the fan-out.
+            // The daemon sends a caller's refresh at least a second after its previous request (docs/reliability.md,
+            // Rate limits towards Pushwoosh); waiting that out first keeps the spacing out of the figure, which is the
+            // fan-out.
             try await Task.sleep(for: .milliseconds(1_100))
             let start = MonotonicClock.nanoseconds()
             try control.send(Array(#"{"id":1,"method":"refresh"}"#.utf8) + [0x0A])

@@ -3,7 +3,7 @@ import PWFlagsTestKit
 import UnixIO
 
 /// OFREP's bulk evaluation next to the line protocol's `getAll`, on the same daemon and flags: each a
-/// sequential round trip on one kept-open connection over a Unix socket (README, OpenFeature).
+/// sequential round trip on one kept-open connection over a Unix socket (docs/openfeature.md).
 enum OFREPBenchmark {
     static let sizes = [100, 1_000]
 

@@ -24,7 +24,7 @@ if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.conta
 
 if arguments.contains("--help") {
     print(
-        "Usage: pwflags-bench [--quick] [--json PATH] [--deb PACKAGE]\nMeasures the pwflagsd built next to it; see README, Performance."
+        "Usage: pwflags-bench [--quick] [--json PATH] [--deb PACKAGE]\nMeasures the pwflagsd built next to it; see docs/performance.md."
     )
     exit(0)
 }

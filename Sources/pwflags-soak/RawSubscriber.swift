@@ -9,7 +9,7 @@ import UnixIO
 #endif
 
 /// A `listen` subscription on a raw connection, with or without keys, that applies each `flagsChanged` to its
-/// snapshot by the rules of the README's Protocol section, written out here again rather than taken from the
+/// snapshot by the rules of docs/protocol.md, written out here again rather than taken from the
 /// client library.
 ///
 /// A slow one reads only now and then, letting notifications pile up at the daemon. Every state it reaches is

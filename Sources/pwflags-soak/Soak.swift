@@ -7,8 +7,8 @@ import UnixIO
     import Glibc
 #endif
 
-/// One soak run of issue 8: a real pwflagsd under steady reads, a flag change every second and subscribers
-/// coming and going, then the checks: memory and descriptors back where they were, every subscriber's flags
+/// One soak run (docs/reliability.md, Soak): a real pwflagsd under steady reads, a flag change every second and
+/// subscribers coming and going, then the checks: memory and descriptors back where they were, every subscriber's flags
 /// equal to `getAll`, no notification lost, no error.
 final class Soak {
     let options: SoakOptions

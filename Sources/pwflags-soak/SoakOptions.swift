@@ -19,7 +19,7 @@ struct SoakOptions {
     static let usage = """
         Usage: pwflags-soak [--seconds N] [--json PATH] [--rate N] [--getters N] [--flags N] [--seed N]
         Runs the pwflagsd built next to it under steady load, flag changes and subscriber churn, then checks
-        memory, descriptors and every subscriber's flags; exits 0 on PASS. See README, Reliability.
+        memory, descriptors and every subscriber's flags; exits 0 on PASS. See docs/reliability.md.
         """
 
     /// Reads the arguments (without the program name); throws the usage on anything it does not know.

@@ -2,7 +2,7 @@ import FlagsCore
 import Foundation
 import Testing
 
-/// The shipped `config/pwflagsd.conf` must not drift from the code.
+/// The shipped `config/pwflagsd.conf`, and the key tables of docs/configuration.md, must not drift from the code.
 @Suite struct ReferenceConfigurationTests {
     /// The repository's root, found from this file's place in `Tests/FlagsCoreTests/`.
     private static let repositoryRoot = URL(fileURLWithPath: #filePath)
@@ -44,6 +44,26 @@ import Testing
             if line.hasPrefix("[") {
                 section = String(line.dropFirst().dropLast())
             } else if line.hasPrefix("#"), let name = line.dropFirst().split(separator: "=").first,
+                let key = ConfigurationKey(rawValue: String(name))
+            {
+                #expect(key.section.rawValue == section, "\(key.rawValue) is under [\(section ?? "")]")
+                seen.append(key)
+            }
+        }
+        #expect(seen == ConfigurationKey.allCases)
+    }
+
+    /// docs/configuration.md has a `## [Section]` per section, each with a table row per key of it, in the order of
+    /// the code.
+    @Test func configurationPageListsEveryKeyInItsSection() throws {
+        let page = try String(
+            contentsOf: Self.repositoryRoot.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        var section: String?
+        var seen: [ConfigurationKey] = []
+        for line in page.split(separator: "\n") {
+            if line.hasPrefix("## [") {
+                section = String(line.dropFirst(4).prefix { $0 != "]" })
+            } else if line.hasPrefix("| `"), let name = line.dropFirst(3).split(separator: "`").first,
                 let key = ConfigurationKey(rawValue: String(name))
             {
                 #expect(key.section.rawValue == section, "\(key.rawValue) is under [\(section ?? "")]")

@@ -3,7 +3,7 @@ import Testing
 
 /// The refresh policy with a made-up clock: every rule of R7-R16 the policy decides, one test or more each.
 ///
-/// Defaults (README, Configuration): CacheMaxAge 24 h, RefreshInterval 1 h, SessionTimeout 30 min, SessionMaxAge 24 h,
+/// Defaults (docs/configuration.md): CacheMaxAge 24 h, RefreshInterval 1 h, SessionTimeout 30 min, SessionMaxAge 24 h,
 /// RefreshThrottle 5 min, RetryBackoff 30 s. Times are boot-clock seconds (CLOCK_BOOTTIME, which counts through
 /// suspend and never jumps); `t0` is an arbitrary start.
 @Suite struct RefreshPolicyTests {
@@ -581,7 +581,7 @@ import Testing
         }
     }
 
-    // MARK: Issue 11: requests counted, callers spaced, the boot clock
+    // MARK: Requests counted, callers spaced, the boot clock
 
     @Test(
         "R10: while the stored flags are valid a failed request opens the window too: one request per RefreshThrottle")

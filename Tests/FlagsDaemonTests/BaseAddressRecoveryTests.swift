@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagsDaemon
 
-/// Talking to Pushwoosh (README): a `base_url` is taken from any reply in Pushwoosh's envelope, failed ones
+/// Talking to Pushwoosh (docs/behaviour.md): a `base_url` is taken from any reply in Pushwoosh's envelope, failed ones
 /// included; JSON that is not the envelope sends the device back to the default address; a moved address that
 /// has failed for longer than `CacheMaxAge` is dropped for the default. Time comes from a hand-moved clock.
 @Suite struct BaseAddressRecoveryTests {

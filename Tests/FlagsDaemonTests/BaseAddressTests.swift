@@ -5,8 +5,8 @@ import Testing
 
 @testable import FlagsDaemon
 
-/// Talking to Pushwoosh (README): `base_url` moves later calls, is kept in the state directory, and is ignored
-/// with `ServerURL`; a move goes only to https, and a kept address serves only the application it came with.
+/// Talking to Pushwoosh (docs/behaviour.md): `base_url` moves later calls, is kept in the state directory, and is
+/// ignored with `ServerURL`; a move goes only to https, and a kept address serves only the application it came with.
 @Suite struct BaseAddressTests {
     static let code = "ABCDE-12345"
     static let initial = URL(string: "https://ABCDE-12345.api.pushwoosh.com/json/1.3/")

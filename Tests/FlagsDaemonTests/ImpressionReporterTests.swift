@@ -6,7 +6,7 @@ import Testing
 
 @testable import FlagsDaemon
 
-/// The impression reporter's bookkeeping (R18) and its bound on sends (issue 11).
+/// The impression reporter's bookkeeping (R18) and its bound on sends (30 at once, then one a second).
 @Suite struct ImpressionReporterTests {
     static let flag = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: [:])
 

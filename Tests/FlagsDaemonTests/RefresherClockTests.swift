@@ -7,7 +7,7 @@ import Testing
 
 @testable import FlagsDaemon
 
-/// The refresher with a clock whose wall and boot readings move apart (issue 11): intervals run on the boot
+/// The refresher with a clock whose wall and boot readings move apart: intervals run on the boot
 /// clock, the wall clock only stamps what people read and what the disk keeps.
 @Suite struct RefresherClockTests {
     static let flag = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: [:])

@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import Testing
 
-/// `Call(method:params:)`: every method (README, Protocol), and the errors for unknown methods and bad params.
+/// `Call(method:params:)`: every method (docs/protocol.md), and the errors for unknown methods and bad params.
 @Suite struct CallTests {
     static let valid: [(String, [String: JSONValue], Call)] = [
         ("get", ["key": "a"], .get(key: "a")),

@@ -1,7 +1,7 @@
 import FlagsProtocol
 import Testing
 
-/// Line framing (README, Protocol): `\n`-terminated lines, `\r\n` tolerated, blank lines skipped, a length limit.
+/// Line framing (docs/protocol.md): `\n`-terminated lines, `\r\n` tolerated, blank lines skipped, a length limit.
 @Suite struct LineFramerTests {
     private func lines(_ framer: inout LineFramer) -> [String] {
         var found: [String] = []

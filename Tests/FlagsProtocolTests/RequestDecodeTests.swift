@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import Testing
 
-/// The request envelope of the README's Protocol section, as `Request.decode` checks it.
+/// The request envelope of docs/protocol.md, as `Request.decode` checks it.
 @Suite struct RequestDecodeTests {
     private func decode(_ text: String) -> Result<Request, Request.Failure> {
         Request.decode(Array(text.utf8))

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Talking to Pushwoosh (README), against local TLS servers signed by a throw-away CA that the daemon trusts
+/// Talking to Pushwoosh (docs/behaviour.md), against local TLS servers signed by a throw-away CA that the daemon trusts
 /// through `CAFile`: a `base_url` is followed from a failed reply in Pushwoosh's envelope, JSON that is not the
 /// envelope sends the daemon back to the default address, a moved address that fails for longer than
 /// `CacheMaxAge` is dropped, `ServerURL` ignores every move, and an http `base_url` is never followed. The default

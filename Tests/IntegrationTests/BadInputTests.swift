@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// Bad input and greedy clients, each answered as the README's Protocol says, while the daemon keeps serving
+/// Bad input and greedy clients, each answered as docs/protocol.md says, while the daemon keeps serving
 /// everyone else.
 @Suite struct BadInputTests {
     /// Checks that the daemon is up and that a fresh connection still gets answers.
@@ -158,7 +158,7 @@ import Testing
     }
 
     @Test func aClientThatShutsDownItsWritingSideStillGetsEveryAnswer() throws {
-        // `echo REQUEST | socat - UNIX-CONNECT:…` (README, Protocol) sends its lines, shuts down its writing side,
+        // `echo REQUEST | socat - UNIX-CONNECT:…` (docs/protocol.md) sends its lines, shuts down its writing side,
         // and reads; the answers must arrive whole even when they do not fit in the socket buffer at once.
         let big = (0..<40).map { index in
             Flag(

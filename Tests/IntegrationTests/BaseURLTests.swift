@@ -7,8 +7,8 @@ import Testing
     import Glibc
 #endif
 
-/// Talking to Pushwoosh (README): an address kept in the state directory by an earlier `base_url` move is where
-/// the daemon calls after a restart, if it is https and was kept for the same application code.
+/// Talking to Pushwoosh (docs/behaviour.md): an address kept in the state directory by an earlier `base_url` move is
+/// where the daemon calls after a restart, if it is https and was kept for the same application code.
 ///
 /// Without `ServerURL` the daemon calls https addresses, which a test cannot serve; but libcurl sends https
 /// through `$https_proxy` with a `CONNECT host:port` line, so a fake server standing in as the proxy sees which

@@ -3,8 +3,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 7: the benchmark runs and reports every figure. No timing is asserted here: figures are for people
-/// (README, Performance), and a slow machine must not fail the suite.
+/// The benchmark runs and reports every figure. No timing is asserted here: figures are for people
+/// (docs/performance.md), and a slow machine must not fail the suite.
 @Suite struct BenchmarkSmokeTests {
     /// Every figure `pwflags-bench` must report: (section prefix, name).
     static var expected: [(String, String)] {

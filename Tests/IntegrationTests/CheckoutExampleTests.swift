@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-/// The checkout example against a daemon on config/demo-flags.json; its output is quoted in the README.
+/// The checkout example against a daemon on config/demo-flags.json; its output is quoted in docs/client-library.md.
 @Suite struct CheckoutExampleTests {
     /// config/demo-flags.json, found from this file's place in the repository.
     static let demoFlags = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// The disk cache's age across restarts on the real daemon (issue 11, R7, R15): by the boot clock in the same
+/// The disk cache's age across restarts on the real daemon (R7, R15): by the boot clock in the same
 /// boot, by the wall clock after a reboot, provisional when the wall clock reads earlier than the fetch. The
 /// machine's clocks are never changed: the cache file is rewritten as a daemon in each situation would have left
 /// it. The tests' configuration has CacheMaxAge=1h.

@@ -75,7 +75,7 @@ enum Fixtures {
         .array(flags.sorted { $0.key < $1.key }.map { wireValue($0, source: source) })
     }
 
-    /// The flag object of the README's Protocol section, as the daemon serves it from `source` (the local file
+    /// The flag object of docs/protocol.md, as the daemon serves it from `source` (the local file
     /// of these fixtures by default).
     static func wireValue(_ flag: Flag, source: String = "file") -> JSONValue {
         [

@@ -35,7 +35,7 @@ import Testing
     }
 
     /// The worst case: every connection holds the most its limits allow (64 subscriptions of 16 keys of 64
-    /// bytes, the costliest shape per unit: 1,024 units) after asking in vain for the 4,000 keys.
+    /// bytes, the costliest shape per unit: 1,024 units) after asking in vain for 4,000 keys.
     @Test func connectionsAtEveryLimitGrowTheDaemonByLittle() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }
@@ -69,7 +69,7 @@ import Testing
                 + " RssAnon grew by \(growth) KiB (\(growth / connections) KiB a connection); \(before) -> \(after)")
         // 64 subscriptions fit (the limit is MaxSubscriptions); the 65th is refused.
         #expect(accepted == connections * 64 && refused == connections)
-        // Measured at about 212 KiB a connection (the README's figure); judged at half as much again.
+        // Measured at about 212 KiB a connection (the figure in docs/reliability.md); judged at half as much again.
         #expect(Sanitizer.isActive || growth < connections * 336, "RssAnon grew by \(growth) KiB")
         #expect(try checker.call("status")?["result"]?["subscriptions"] == .number(Double(accepted)))
     }

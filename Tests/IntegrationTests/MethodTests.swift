@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// Every method (README, Protocol) over a real socket, against the real daemon serving a local flags file.
+/// Every method (docs/protocol.md) over a real socket, against the real daemon serving a local flags file.
 @Suite struct MethodTests {
     @Test func getReturnsTheStoredFlag() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)

@@ -8,17 +8,17 @@ import Testing
 #endif
 
 /// OpenFeature's stock Python OFREP provider (`openfeature-provider-ofrep` from PyPI, nobody here wrote it)
-/// against the real daemon, through the example program of the README (`Tests/OpenFeature/ofrep_example.py`).
+/// against the real daemon, through the example program of docs/openfeature.md (`Tests/OpenFeature/ofrep_example.py`).
 ///
 /// The virtual environment lives in `.build/ofrep-venv` and is reused; CI's setup makes it (`.ci/run`), and the
 /// test makes it (`python3 -m venv`, `pip install`) when it is missing or holds other versions, and fails, not
-/// skips, when that cannot be done. The versions are pinned to those the README names.
+/// skips, when that cannot be done. The versions are pinned to those docs/openfeature.md names.
 @Suite(.serialized) struct OFREPStockProviderTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let venv = repository.appendingPathComponent(".build/ofrep-venv").path
     static let program = repository.appendingPathComponent("Tests/OpenFeature/ofrep_example.py").path
-    /// Kept in step with the README's "Python" section and `.ci/run`.
+    /// Kept in step with docs/openfeature.md's "Python" section and `.ci/run`.
     static let packages = ["openfeature-sdk==0.10.0", "openfeature-provider-ofrep==0.3.0"]
 
     /// The venv's python with both packages importable at their pinned versions; made on first use.

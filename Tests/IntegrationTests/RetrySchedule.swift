@@ -1,4 +1,4 @@
-/// The retry times the daemon promises (README, Decisions: Retries), as a test computes bounds from them.
+/// The retry times the daemon promises (docs/decisions.md: Retries), as a test computes bounds from them.
 ///
 /// After a failed automatic refresh, retry `n` goes at a random point of its backoff window: the windows are
 /// `RetryBackoff × 2^(n−1)` wide, capped at `RefreshInterval`, and follow one another from the first failure

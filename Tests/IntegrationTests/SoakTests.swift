@@ -4,9 +4,9 @@ import TestSupport
 import Testing
 
 /// pwflags-soak in its shortest form, against the daemon built next to it: it must pass and report every figure
-/// issue 8 asks for.
+/// docs/reliability.md quotes.
 @Suite struct SoakTests {
-    /// The figures the README quotes: memory and descriptors at start and end, load, changes, churn, checks.
+    /// The figures docs/reliability.md quotes: memory and descriptors at start and end, load, changes, churn, checks.
     static let figures = [
         "VmRSS at start", "VmRSS at end", "RssAnon at start", "RssAnon at end", "VmRSS growth",
         "open fds at start", "open fds at end", "fds beyond connections, end − start",

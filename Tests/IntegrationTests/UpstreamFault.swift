@@ -25,7 +25,7 @@ struct UpstreamFault: Sendable, CustomTestStringConvertible {
     /// A redirect target the daemon must not follow: were it followed, nothing listens there (status 0).
     static let elsewhere = "http://127.0.0.1:9/json/1.3/getFeatureFlags"
 
-    /// The whole matrix of issue #8, item 1.
+    /// Every upstream fault of the table in docs/reliability.md, When Pushwoosh misbehaves.
     static let all: [UpstreamFault] = [
         UpstreamFault(name: "connection refused", transport: .refused, status: 0),
         UpstreamFault(name: "reset in the middle of the body", transport: .reply(.resetMidBody), status: 0),

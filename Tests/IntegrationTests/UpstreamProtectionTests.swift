@@ -9,7 +9,7 @@ import Testing
     import Glibc
 #endif
 
-/// Pushwoosh is protected from local callers (issue 11): R10 counts the requests sent, failed or not, and no loop
+/// Pushwoosh is protected from local callers: R10 counts the requests sent, failed or not, and no loop
 /// of local calls sends more than about one request a second, while a user change still goes within a second.
 @Suite struct UpstreamProtectionTests {
     static func flagRequests(_ server: FakePushwooshServer) -> [RecordedRequest] {

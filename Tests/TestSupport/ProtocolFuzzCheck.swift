@@ -58,7 +58,7 @@ public enum ProtocolFuzzCheck {
         return frames
     }
 
-    /// The framing of the README's Protocol section, written the slow and obvious way.
+    /// The framing of docs/protocol.md, written the slow and obvious way.
     static func referenceFrames(_ input: [UInt8], limit: Int) -> [Frame] {
         var frames: [Frame] = []
         var start = 0

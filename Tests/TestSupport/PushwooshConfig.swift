@@ -1,4 +1,4 @@
-/// Configuration text that points the daemon at a fake Pushwoosh server (README, Configuration).
+/// Configuration text that points the daemon at a fake Pushwoosh server (docs/configuration.md).
 public enum PushwooshConfig {
     /// `[Pushwoosh]` with the test application code and HWID and `serverURL`, then `[FeatureFlags]` with the
     /// given keys; every duration not given is long (1h) so that no timer fires during a test by accident, and

@@ -7,7 +7,7 @@ import UnixIO
     import Darwin
 #endif
 
-/// Reads the configuration from its files and the command line, in the order of the README's Configuration
+/// Reads the configuration from its files and the command line, in the order of docs/configuration.md
 /// section, reporting every problem.
 ///
 /// The order: the defaults; the main file (`--config PATH`, else `/etc/pwflagsd/pwflagsd.conf` when it exists);

@@ -8,7 +8,7 @@ import FlagsProtocol
 public final class FlagSnapshot: Sendable {
     /// The daemon's epoch (`DaemonEpoch`): the same for every snapshot of one daemon run.
     public let epoch: String
-    /// Counts changes of the visible flag set since the daemon started (README, Protocol).
+    /// Counts changes of the visible flag set since the daemon started (docs/protocol.md).
     public let revision: Int
     public let flags: FlagSet
     /// Each flag's wire object, by exact key.

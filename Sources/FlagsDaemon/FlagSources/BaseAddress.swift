@@ -6,11 +6,11 @@ import Synchronization
 /// The address calls go to: `ServerURL` when set; else the default, moved by `base_url` and kept in the state
 /// directory so that a move survives a restart.
 ///
-/// The rules (README, Talking to Pushwoosh): a `base_url` is followed from any reply in Pushwoosh's envelope,
-/// failed ones included; JSON that is not the envelope sends the device back to the default address; a moved
-/// address that has had no success for longer than `CacheMaxAge` and fails again is dropped for the default.
-/// Only https moves the daemon (plain http is for `ServerURL` alone), and a kept address is used only by the
-/// application code it was kept for: the state directory may outlive a change of `ApplicationCode`.
+/// The rules (docs/behaviour.md, Talking to Pushwoosh): a `base_url` is followed from any reply in Pushwoosh's
+/// envelope, failed ones included; JSON that is not the envelope sends the device back to the default address; a moved
+/// address that has had no success for longer than `CacheMaxAge` and fails again is dropped for the default. Only https
+/// moves the daemon (plain http is for `ServerURL` alone), and a kept address is used only by the application code it
+/// was kept for: the state directory may outlive a change of `ApplicationCode`.
 final class BaseAddress: Sendable {
     private struct State {
         var current: URL
@@ -35,7 +35,8 @@ final class BaseAddress: Sendable {
     /// told.
     static let file = "base-url"
 
-    /// `follows` is false when `ServerURL` is set: then `base_url` is ignored (README, Talking to Pushwoosh).
+    /// `follows` is false when `ServerURL` is set: then `base_url` is ignored (docs/behaviour.md, Talking to
+    /// Pushwoosh).
     init(
         initial: URL, applicationCode: String, follows: Bool, stateDirectory: StateDirectory, logger: Logger,
         cacheMaxAge: Duration = .seconds(24 * 3600), clock: any DaemonClock = SystemClock()

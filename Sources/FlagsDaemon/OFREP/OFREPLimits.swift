@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// The bounds on what OFREP clients may make the listener hold (README, Configuration, [OFREP]).
+/// The bounds on what OFREP clients may make the listener hold (docs/configuration.md, [OFREP]).
 public struct OFREPLimits: Sendable, Equatable {
     public var maxConnections: Int
     /// Nanoseconds a connection has to send a whole request after its previous answer (or its start).

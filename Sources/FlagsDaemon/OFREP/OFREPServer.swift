@@ -2,7 +2,7 @@ import FlagsCore
 import FoundationEssentials
 import UnixIO
 
-/// The OFREP listener (README, OpenFeature) as a service: its epoll loop on a thread of its own.
+/// The OFREP listener (docs/openfeature.md) as a service: its epoll loop on a thread of its own.
 public final class OFREPServer: Service {
     private let loop: OFREPLoop
 

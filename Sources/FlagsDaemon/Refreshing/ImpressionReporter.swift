@@ -13,7 +13,7 @@ import Synchronization
 /// An impression held back is answered `failed` with status 0 (never sent) and is not recorded as sent, so the
 /// next `logImpression` of that flag sends it (R18): nothing is lost, and no local loop floods the server.
 actor ImpressionReporter {
-    /// How a `logImpression` ended, as the README's Protocol section names it.
+    /// How a `logImpression` ended, as docs/protocol.md names it.
     enum Outcome: Sendable, Equatable {
         case sent
         case duplicate

@@ -1,6 +1,6 @@
 public import FlagsCore
 
-/// The bounds on what clients may make the server hold (README, Configuration, [Daemon]).
+/// The bounds on what clients may make the server hold (docs/configuration.md, [Daemon]).
 public struct ServerLimits: Sendable, Equatable {
     public var maxConnections: Int
     public var maxLineBytes: Int

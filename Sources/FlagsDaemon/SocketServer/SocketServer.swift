@@ -2,7 +2,7 @@ import FlagsProtocol
 import FoundationEssentials
 public import UnixIO
 
-/// The local socket server (README, Protocol): an epoll loop on its own thread for the socket, and a task group
+/// The local socket server (docs/protocol.md): an epoll loop on its own thread for the socket, and a task group
 /// for requests that may wait.
 public final class SocketServer: Service {
     private let loop: ServerLoop

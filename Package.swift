@@ -65,6 +65,8 @@ let package = Package(
             dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux"],
             swiftSettings: strict
         ),
+        // The benchmark's start-up floor: the least a Swift program built like pwflagsd costs from exec to exit.
+        .executableTarget(name: "pwflags-bench-floor", swiftSettings: strict),
         // The soak (docs/reliability.md): ten minutes of steady load, flag changes and subscriber churn, then the
         // checks.
         .executableTarget(

@@ -12,7 +12,6 @@ import PWFlagsTestKit
 /// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
 /// next to it.
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.contains("--noop") { exit(0) }
 
 if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.contains(index + 1) {
     // The echo floor in a process of its own, as the daemon is: started by the benchmark itself.

@@ -8,7 +8,7 @@ import PWFlagsCLI
 #endif
 
 /// Parses the options, loads the configuration, runs the daemon; exit 0 at a clean stop, 1 when it cannot
-/// start, 2 on a usage error.
+/// start or one of its services ended while it served, 2 on a usage error.
 func main() async -> Int32 {
     let environment = ProcessInfo.processInfo.environment
     let options: DaemonOptions
@@ -56,6 +56,9 @@ func main() async -> Int32 {
         }
         try await daemon.run()
         return 0
+    } catch is ServiceGroupError {
+        // Logged when the service ended, with its name and why: the daemon started, served, and stopped on it.
+        return 1
     } catch {
         logger.error("cannot start: \(error)")
         return 1

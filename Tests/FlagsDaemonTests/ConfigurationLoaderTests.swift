@@ -172,6 +172,32 @@ private struct TemporaryDirectory: ~Copyable {
                 == .unreadable(reason: "No such file or directory"))
     }
 
+    @Test("The API token is read bounded: a larger file is refused by name, its contents in no error or status")
+    func anOversizedAPITokenFileIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let secret = "secret-token-value-"
+        let text = String(repeating: secret, count: ConfigurationLoader.maximumAPITokenBytes / secret.count + 1)
+        let path = try directory.write("pushwoosh-api-token", text)
+        let result = ConfigurationLoader.readAPIToken(atPath: path)
+        guard case .failure(let error) = result else {
+            Issue.record("an oversized token file was read: \(result)")
+            return
+        }
+        #expect(error.code == EFBIG)
+        #expect(error.reason == "larger than 4096 bytes")
+        #expect(!"\(error.message) \(error.reason)".contains("secret-token"))
+        var configured = Configuration()
+        configured.apiTokenFile = path
+        let status = ConfigurationLoader.apiTokenStatus(of: configured, environment: [:])
+        #expect(status == .unreadable(reason: "larger than 4096 bytes"))
+        #expect(!ConfigurationLoader.renderEffective(configured, environment: [:]).contains("secret-token"))
+
+        // At the bound itself, and with the line end an editor adds, the token is read as it is.
+        let fitting = String(repeating: "t", count: ConfigurationLoader.maximumAPITokenBytes - 1) + "\n"
+        let fits = try directory.write("fits", fitting)
+        #expect(try ConfigurationLoader.readAPIToken(atPath: fits).get().count == 4095)
+    }
+
     @Test func renderingMasksTheTokenAndResolvesTheEnvironment() throws {
         let directory = try TemporaryDirectory()
         try directory.write("pushwoosh-api-token", "secret-token-value\n")

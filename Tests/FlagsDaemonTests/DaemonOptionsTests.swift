@@ -39,19 +39,27 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--bogus"], "unknown option '--bogus'"),
-        (["--bogus=1"], "unknown option '--bogus'"),
-        (["-x"], "unknown option '-x'"),
-        (["stray"], "unexpected argument 'stray'"),
-        (["--config"], "option '--config' needs a value"),
-        (["--config", "--check-config"], "option '--config' needs a value"),
-        (["--socket="], "option '--socket' needs a non-empty value"),
-        (["--state-dir", ""], "option '--state-dir' needs a non-empty value"),
-        (["--check-config=yes"], "option '--check-config' takes no value"),
-        (["--help=me"], "option '--help' takes no value"),
+        (["--bogus"], DaemonUsageError.unknownOption("--bogus"), "unknown option '--bogus'"),
+        (["--bogus=1"], .unknownOption("--bogus"), "unknown option '--bogus'"),
+        (["-x"], .unknownOption("-x"), "unknown option '-x'"),
+        (["stray"], .unexpectedArgument("stray"), "unexpected argument 'stray'"),
+        (["--config"], .missingValue(option: "--config"), "option '--config' needs a value"),
+        (["--config", "--check-config"], .missingValue(option: "--config"), "option '--config' needs a value"),
+        (["--socket="], .emptyValue(option: "--socket"), "option '--socket' needs a non-empty value"),
+        (["--state-dir", ""], .emptyValue(option: "--state-dir"), "option '--state-dir' needs a non-empty value"),
+        (["--check-config=yes"], .unexpectedValue(option: "--check-config"), "option '--check-config' takes no value"),
+        (["--help=me"], .unexpectedValue(option: "--help"), "option '--help' takes no value"),
     ])
-    func rejectsBadCommandLines(arguments: [String], message: String) {
-        #expect(DaemonOptions.parse(arguments) == .failure(DaemonUsageError(message)))
+    func rejectsBadCommandLines(arguments: [String], error: DaemonUsageError, message: String) {
+        #expect(DaemonOptions.parse(arguments) == .failure(error))
+        #expect(error.message == message)
+        #expect(error.description == message)
+    }
+
+    @Test func aMissingAndAnEmptyValueShareACode() {
+        #expect(DaemonUsageError.missingValue(option: "--config").code == .missingValue)
+        #expect(DaemonUsageError.emptyValue(option: "--config").code == .missingValue)
+        #expect(DaemonUsageError.unknownOption("-x").code != DaemonUsageError.unexpectedArgument("x").code)
     }
 
     @Test func usageMentionsEveryOption() {

@@ -3,7 +3,8 @@ import Testing
 
 @testable import FlagsDaemon
 
-/// The service group: start in order, graceful shutdown in reverse order, cancellation last.
+/// The service group: start in order, graceful shutdown in reverse order, cancellation last; a service that ends
+/// while the others still serve ends the group with an error.
 @Suite struct ServiceGroupTests {
     /// What the services did, in order.
     final class Journal: Sendable {
@@ -38,12 +39,12 @@ import Testing
     }
 
     @Test("Shutdown asks each service in reverse order, waits for those that drain, and only then cancels")
-    func shutdownInReverseThenCancel() async {
+    func shutdownInReverseThenCancel() async throws {
         let journal = Journal()
         let server = Recorder("server", journal, drains: true)
         let timers = Recorder("timers", journal, drains: false)
         let status = Recorder("status", journal, drains: false)
-        await ServiceGroup([server, timers, status]).run {
+        try await ServiceGroup([server, timers, status]).run {
             while journal.all.filter({ $0.hasSuffix("runs") }).count < 3 { await Task.yield() }
             journal.add("trigger")
         }
@@ -53,5 +54,105 @@ import Testing
                 "trigger", "status shuts down", "timers shuts down", "server shuts down", "server drained",
             ])
         #expect(Set(after.dropFirst(5)) == ["timers cancelled", "status cancelled"])
+    }
+
+    /// A service whose `run()` ends by itself once every other service runs: returns, or throws `error`.
+    final class Quitter: Service {
+        let journal: Journal
+        let others: Int
+        let error: TestFailure?
+        var name: String { "quitter" }
+
+        init(_ journal: Journal, after others: Int, throwing error: TestFailure? = nil) {
+            self.journal = journal
+            self.others = others
+            self.error = error
+        }
+
+        func run() async throws {
+            while journal.all.filter({ $0.hasSuffix("runs") }).count < others { await Task.yield() }
+            journal.add("quitter ends")
+            if let error { throw error }
+        }
+
+        func shutdownGracefully() async {
+            journal.add("quitter shuts down")
+        }
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        var description: String { "epoll_wait: Bad file descriptor" }
+    }
+
+    /// A trigger that never fires by itself, as the signal loop of a daemon nobody stops; it ends when cancelled.
+    static func neverTriggered(_ journal: Journal) async {
+        let never = WakeSignal()
+        await never.wait()
+        journal.add(Task.isCancelled ? "trigger cancelled" : "trigger fired")
+    }
+
+    @Test(
+        "A service that returns while the others serve ends the group with an error naming it, the rest shut down",
+        .timeLimit(.minutes(1)))
+    func aServiceThatReturnsEarlyEndsTheGroup() async throws {
+        let journal = Journal()
+        let server = Recorder("server", journal, drains: true)
+        let quitter = Quitter(journal, after: 2)
+        let status = Recorder("status", journal, drains: false)
+        let stops = Mutex<[ServiceGroupError?]>([])
+        let error = await #expect(throws: ServiceGroupError.self) {
+            try await ServiceGroup([server, quitter, status]).run {
+                await Self.neverTriggered(journal)
+            } stopping: { failure in
+                stops.withLock { $0.append(failure) }
+                journal.add("stopping")
+            }
+        }
+        let failure = try #require(error)
+        #expect(failure.code == .serviceEndedUnexpectedly)
+        #expect(failure.service == "quitter")
+        #expect(failure.cause == nil)
+        #expect(failure.description == "the service quitter ended before shutdown was asked for")
+        // `stopping` is told once, with the failure; the service that ended is not asked to shut down again.
+        #expect(stops.withLock { $0.map { $0?.service } } == ["quitter"])
+        let after = Array(journal.all.drop { $0 != "quitter ends" })
+        #expect(
+            Array(after.prefix(5)) == [
+                "quitter ends", "stopping", "status shuts down", "server shuts down", "server drained",
+            ])
+        #expect(Set(after.dropFirst(5)) == ["status cancelled", "trigger cancelled"])
+    }
+
+    @Test(
+        "A service that throws while the others serve ends the group with its error as the cause",
+        .timeLimit(.minutes(1)))
+    func aServiceThatThrowsEndsTheGroup() async throws {
+        let journal = Journal()
+        let server = Recorder("server", journal, drains: true)
+        let quitter = Quitter(journal, after: 1, throwing: TestFailure())
+        let error = await #expect(throws: ServiceGroupError.self) {
+            try await ServiceGroup([server, quitter]).run { await Self.neverTriggered(journal) }
+        }
+        let failure = try #require(error)
+        #expect(failure.code == .serviceEndedUnexpectedly)
+        #expect(failure.cause is TestFailure)
+        #expect(failure.description == "the service quitter failed: epoll_wait: Bad file descriptor")
+        #expect(journal.all.contains("server drained"))
+        #expect(journal.all.contains("trigger cancelled"))
+    }
+
+    @Test("A service that returns after the trigger fired is a shutdown, not a failure", .timeLimit(.minutes(1)))
+    func aServiceEndingAfterTheTriggerIsNoFailure() async throws {
+        let journal = Journal()
+        let server = Recorder("server", journal, drains: true)
+        let stops = Mutex<[ServiceGroupError?]>([])
+        try await ServiceGroup([server]).run {
+            while !journal.all.contains("server runs") { await Task.yield() }
+        } stopping: { failure in
+            stops.withLock { $0.append(failure) }
+        }
+        #expect(stops.withLock { $0.count } == 1)
+        #expect(stops.withLock { $0.first ?? nil } == nil)
+        #expect(journal.all.contains("server drained"))
     }
 }

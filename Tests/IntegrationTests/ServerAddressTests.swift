@@ -56,6 +56,21 @@ import Testing
         #expect(rig.daemon.log.contains("cannot read the API token file"))
     }
 
+    @Test("An APITokenFile over 4096 bytes is refused, named in the log without its contents; requests go without")
+    func anOversizedAPITokenFileIsRefused() async throws {
+        let tokens = try TemporaryDirectory()
+        defer { tokens.remove() }
+        try tokens.write("token", String(repeating: "s3cr3t-T0KEN-", count: 400))
+        let rig = try PushwooshRig.start(pushwoosh: ["APITokenFile": tokens.file("token")])
+        defer { rig.stop() }
+        let requests = try await rig.server.waitForRequests(count: 1)
+        #expect(requests[0].header("Authorization") == nil)
+        let log = rig.daemon.log
+        #expect(log.contains("cannot read the API token file"), "log:\n\(log)")
+        #expect(log.contains("larger than 4096 bytes"), "log:\n\(log)")
+        #expect(!log.contains("s3cr3t"))
+    }
+
     @Test("The request carries Authorization: Token from APITokenFile; the token is in neither the log nor status")
     func apiTokenSentNeverShown() async throws {
         let server = try FakePushwooshServer.start()

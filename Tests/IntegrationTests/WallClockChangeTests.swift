@@ -10,24 +10,6 @@ import Testing
 /// (`Tests/ClockShim/wall-clock-shift.c`, compiled here) that shifts the daemon's wall clock and reports the change
 /// through its cancel-on-set timerfd, as the kernel does. The machine's clock stays as it is.
 @Suite struct WallClockChangeTests {
-    static let shimSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("ClockShim/wall-clock-shift.c").path
-
-    /// The shim, built into `directory` with the system's C compiler (or the toolchain's clang).
-    static func buildShim(in directory: TemporaryDirectory) throws -> String {
-        let output = directory.file("wall-clock-shift.so")
-        let compilers =
-            ["/usr/bin/cc", "/usr/bin/gcc", "/usr/bin/clang"]
-            + ((ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/clang" })
-        let compiler = try #require(
-            compilers.first { FileManager.default.isExecutableFile(atPath: $0) }, "no C compiler for the clock shim")
-        let built = try Command.run(
-            compiler, ["-shared", "-fPIC", "-O2", "-o", output, shimSource, "-ldl", "-lpthread"], check: false,
-            timeout: .seconds(120))
-        try #require(built.status == 0, "the clock shim did not build: \(built)")
-        return output
-    }
-
     /// Sets the daemon's wall-clock shift, in place (the shim maps the file).
     static func shift(_ file: String, by seconds: Int64) throws {
         let fd = open(file, O_WRONLY)
@@ -46,7 +28,7 @@ import Testing
         .disabled(if: Sanitizer.isActive, "an LD_PRELOAD shim under a sanitizer's interceptors; run without one"))
     func wallClockChangesUnderARunningDaemon() async throws {
         let directory = try TemporaryDirectory()
-        let shim = try Self.buildShim(in: directory)
+        let shim = try PreloadShim.build("ClockShim/wall-clock-shift.c", in: directory)
         let shiftFile = directory.file("wall-clock-shift")
         _ = FileManager.default.createFile(atPath: shiftFile, contents: Data(count: 8))
         let server = try FakePushwooshServer.start()

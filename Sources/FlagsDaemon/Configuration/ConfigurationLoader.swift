@@ -105,31 +105,6 @@ public enum ConfigurationLoader {
         }
     }
 
-    /// What the API token file holds, for `--check-config`; the token is read, measured and dropped.
-    ///
-    /// Trailing blanks and newlines do not count, since token files usually end with a newline. `unitCredential`:
-    /// the file the service's unit hands the daemon, read when neither `APITokenFile` nor `$CREDENTIALS_DIRECTORY`
-    /// names one.
-    public static func apiTokenStatus(
-        of configuration: Configuration, environment: [String: String], unitCredential: UnitCredential? = nil
-    ) -> APITokenStatus {
-        let fromUnit = Configuration.credentialTokenPath(environment: environment) == nil ? unitCredential?.path : nil
-        guard let path = configuration.resolvedAPITokenFile(environment: environment) ?? fromUnit else {
-            return .missing
-        }
-        // The unit's source may be absent: the service then gets the empty fallback (SetCredential=).
-        if path == fromUnit, configuration.apiTokenFile == nil, !fileExists(path) { return .missing }
-        switch readBytes(atPath: path) {
-        case .success(var bytes):
-            while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D {
-                bytes.removeLast()
-            }
-            return bytes.isEmpty ? .missing : .present(byteCount: bytes.count)
-        case .failure(let error):
-            return .unreadable(reason: error.reason)
-        }
-    }
-
     /// The effective configuration as `--check-config` prints it: environment defaults resolved, token masked.
     /// `unitCredential`: as in `apiTokenStatus`.
     public static func renderEffective(

@@ -67,15 +67,15 @@ public struct DaemonOptions: Sendable, Equatable {
 
             func value() -> Result<String, DaemonUsageError> {
                 guard let text = inlineValue ?? iterator.next(), !(inlineValue == nil && text.hasPrefix("--")) else {
-                    return .failure(DaemonUsageError("option '\(name)' needs a value"))
+                    return .failure(.missingValue(option: name))
                 }
                 guard !text.isEmpty else {
-                    return .failure(DaemonUsageError("option '\(name)' needs a non-empty value"))
+                    return .failure(.emptyValue(option: name))
                 }
                 return .success(text)
             }
             func flag(_ action: Action) -> Result<Void, DaemonUsageError> {
-                guard inlineValue == nil else { return .failure(DaemonUsageError("option '\(name)' takes no value")) }
+                guard inlineValue == nil else { return .failure(.unexpectedValue(option: name)) }
                 options.action = action
                 return .success(())
             }
@@ -94,8 +94,7 @@ public struct DaemonOptions: Sendable, Equatable {
                 outcome = flag(.version)
                 if case .success = outcome { return .success(options) }
             default:
-                let what = argument.hasPrefix("-") ? "unknown option '\(name)'" : "unexpected argument '\(argument)'"
-                outcome = .failure(DaemonUsageError(what))
+                outcome = .failure(argument.hasPrefix("-") ? .unknownOption(name) : .unexpectedArgument(argument))
             }
             if case .failure(let error) = outcome { return .failure(error) }
         }

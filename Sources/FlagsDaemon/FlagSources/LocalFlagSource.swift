@@ -64,10 +64,10 @@ public final class LocalFlagSource: Service {
 
     private func loadNow() -> Result<Int, LocalFlagsError> {
         guard !state.withLock({ $0.retired }) else {
-            return .failure(LocalFlagsError(reason: "the flag source was replaced or is stopping"))
+            return .failure(LocalFlagsError.retired)
         }
         guard let path else {
-            let error = LocalFlagsError(reason: "no LocalFlagsFile is configured, so there are no flags to serve")
+            let error = LocalFlagsError.notConfigured
             state.withLock { $0.problem = error.reason }
             return .failure(error)
         }
@@ -102,20 +102,20 @@ public final class LocalFlagSource: Service {
         do {
             data = try FileReading.contents(ofPath: path, limit: maximumFileBytes)
         } catch  where error.errno == EFBIG {
-            return .failure(LocalFlagsError(reason: "\(path) is larger than \(maximumFileBytes) bytes"))
+            return .failure(.tooLarge(path: path, limit: maximumFileBytes))
         } catch {
-            return .failure(LocalFlagsError(reason: "cannot read \(path): \(error.reason)"))
+            return .failure(.unreadable(path: path, cause: error))
         }
         let value: JSONValue
         do {
             value = try JSONValue(parsing: data)
         } catch {
-            return .failure(LocalFlagsError(reason: "\(path) is not valid JSON: \(error)"))
+            return .failure(.invalidJSON(path: path, detail: "\(error)"))
         }
         do {
             return .success(try FeatureFlagsResponse.decode(responseObject: value).flags)
         } catch {
-            return .failure(LocalFlagsError(reason: "\(path) is not a getFeatureFlags response: \(error.reason)"))
+            return .failure(.notAFlagsResponse(path: path, detail: error.reason))
         }
     }
 
@@ -154,10 +154,4 @@ public final class LocalFlagSource: Service {
             try? await Task.sleep(for: .seconds(3600))
         }
     }
-}
-
-/// Why the local flags file could not be served.
-public struct LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
 }

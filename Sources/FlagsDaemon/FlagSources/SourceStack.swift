@@ -204,11 +204,13 @@ final class SourceStack: Sendable {
             logger.notice("no API token is configured; requests go without Authorization")
             return nil
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            logger.warning("cannot read the API token file; requests go without Authorization", ["TOKEN_FILE": path])
+        switch ConfigurationLoader.readAPIToken(atPath: path) {
+        case .success(let token): return token.isEmpty ? nil : String(decoding: token, as: UTF8.self)
+        case .failure(let error):
+            logger.warning(
+                "cannot read the API token file; requests go without Authorization",
+                ["TOKEN_FILE": path, "REASON": error.reason])
             return nil
         }
-        let token = PathComponents.trimmed(String(decoding: data, as: UTF8.self))
-        return token.isEmpty ? nil : token
     }
 }

@@ -26,15 +26,18 @@ public final class Daemon: Sendable {
         self.load = load
     }
 
-    /// Why the daemon could not start; `main` prints it and exits 1.
-    public struct StartError: Error, CustomStringConvertible {
-        public var description: String
-    }
-
     /// Runs until a shutdown signal, then shuts down gracefully.
+    ///
+    /// - Throws: `StartError` when the daemon cannot start (before READY=1); `ServiceGroupError`, after a graceful
+    ///   shutdown of the rest, when one of its services ended while it was serving.
     public func run() async throws {
         signal(SIGPIPE, SIG_IGN)
-        let signals = SignalWatcher.signals([SIGTERM, SIGINT, SIGHUP])
+        let signals: AsyncStream<Int32>
+        do {
+            signals = try SignalWatcher.signals([SIGTERM, SIGINT, SIGHUP])
+        } catch {
+            throw StartError.signalsUnavailable(cause: error)
+        }
 
         let stateDirectory = StateDirectory(path: configuration.resolvedStateDirectory(environment: environment))
         if let problem = stateDirectory.prepare() {
@@ -80,7 +83,7 @@ public final class Daemon: Sendable {
             )
         } catch {
             close(listenFD)
-            throw StartError(description: "cannot start the socket server: \(error)")
+            throw StartError.serverUnavailable(cause: error)
         }
         let ofrep = makeOFREPServer(
             configuration: configuration, store: store, activated: activated.ofrep, logger: logger, metrics: metrics)
@@ -105,21 +108,32 @@ public final class Daemon: Sendable {
         let services: [any Service] =
             [server] + (ofrep.map { [$0.server] } ?? []) + [reloader, status] + (clockWatcher.map { [$0] } ?? [])
             + [metricsWriter]
-        await ServiceGroup(services).run {
-            for await number in signals {
-                if number == SIGHUP {
-                    logger.notice("SIGHUP: reloading the configuration")
-                    // Waits behind a `reload` call that is running: the reloader applies one reload at a time.
-                    _ = await reloader.reload()
-                    continue
+        let logger = self.logger
+        let ended: ServiceGroupError?
+        do {
+            try await ServiceGroup(services).run {
+                for await number in signals {
+                    if number == SIGHUP {
+                        logger.notice("SIGHUP: reloading the configuration")
+                        // Waits behind a `reload` call that is running: the reloader applies one reload at a time.
+                        _ = await reloader.reload()
+                        continue
+                    }
+                    logger.notice("shutting down", ["SIGNAL": number == SIGTERM ? "SIGTERM" : "SIGINT"])
+                    break
                 }
-                logger.notice("shutting down", ["SIGNAL": number == SIGTERM ? "SIGTERM" : "SIGINT"])
-                break
+            } stopping: { failure in
+                guard let failure else { return Systemd.notifyStopping() }
+                logger.error("\(failure.message); the daemon stops", ["SERVICE": failure.service])
+                Systemd.notifyStopping(status: "Stopping: \(failure.message)")
             }
-            Systemd.notifyStopping()
+            ended = nil
+        } catch {
+            ended = error
         }
         if let ownedPath { unlink(ownedPath) }
         if let path = ofrep?.ownedPath { unlink(path) }
+        if let ended { throw ended }
         logger.info("stopped")
     }
 
@@ -136,7 +150,7 @@ public final class Daemon: Sendable {
 
     /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing
     /// a live one. Returns the path to unlink at exit, nil for an activated socket that systemd owns.
-    private func openSocket(_ activated: (sockets: [Int32], rejected: [Int32], ofrep: [Int32])) throws -> (
+    private func openSocket(_ activated: (sockets: [Int32], rejected: [Int32], ofrep: [Int32])) throws(StartError) -> (
         Int32, String?
     ) {
         for fd in activated.rejected {
@@ -144,15 +158,19 @@ public final class Daemon: Sendable {
                 "ignored a passed file descriptor that is not a listening Unix stream socket", ["FD": String(fd)])
         }
         if let fd = activated.sockets.first {
-            try UnixSocket.setNonBlocking(fd)
+            do {
+                try UnixSocket.setNonBlocking(fd)
+            } catch {
+                throw StartError.activatedSocketUnusable(cause: error)
+            }
             return (fd, nil)
         }
         let path = configuration.socketPath
         switch UnixSocket.probe(path) {
         case .inUse:
-            throw StartError(description: "another pwflagsd is already serving \(path); not taking its socket")
+            throw StartError.socketInUse(path: path)
         case .notASocket:
-            throw StartError(description: "\(path) exists and is not a socket; remove it or choose another SocketPath")
+            throw StartError.notASocket(path: path)
         case .stale:
             logger.notice("replacing a stale socket left by an earlier daemon", ["SOCKET": path])
             unlink(path)
@@ -166,7 +184,7 @@ public final class Daemon: Sendable {
         do {
             return (try UnixSocket.listen(at: path, mode: configuration.socketMode), path)
         } catch {
-            throw StartError(description: "cannot listen on \(path): \(error.reason)")
+            throw StartError.cannotListen(path: path, cause: error)
         }
     }
 }

@@ -3,6 +3,9 @@
 /// Graceful shutdown is kept apart from cancellation: `shutdownGracefully()` asks the service to stop taking new
 /// work (and to cut what is not worth waiting for); a service whose `run()` then finishes its in-flight work,
 /// flushes and returns says so with `returnsAfterGracefulShutdown`. Cancellation comes after, and ends the rest.
+///
+/// `run()` lasts as long as the daemon: returning or throwing before shutdown was asked for ends the daemon with
+/// an error (`ServiceGroupError`).
 public protocol Service: Sendable {
     /// Runs the service; returns when it has shut down, or when cancelled.
     func run() async throws
@@ -13,6 +16,9 @@ public protocol Service: Sendable {
     /// True when `run()` returns by itself after `shutdownGracefully()`, once what was in flight is done;
     /// false for a service that runs until cancelled (a timer loop, a watcher).
     var returnsAfterGracefulShutdown: Bool { get }
+
+    /// What the log calls the service when it ends unexpectedly.
+    var name: String { get }
 }
 
 extension Service {
@@ -20,4 +26,7 @@ extension Service {
     public func shutdownGracefully() async {}
 
     public var returnsAfterGracefulShutdown: Bool { false }
+
+    /// The type's name, such as `SocketServer`.
+    public var name: String { String(describing: Self.self) }
 }

@@ -10,13 +10,12 @@ import UnixIO
 /// not stop the daemon (about one start in 30 in the integration tests).
 enum SignalWatcher {
     /// Catches `signals` and yields each one as it arrives, until the stream is dropped.
-    static func signals(_ signals: [Int32]) -> AsyncStream<Int32> {
-        AsyncStream(bufferingPolicy: .bufferingNewest(8)) { continuation in
-            guard let pipe = try? SignalPipe(catching: signals) else {
-                // Without the pipe the default actions stay: SIGTERM and SIGINT still end the process.
-                continuation.finish()
-                return
-            }
+    ///
+    /// Throws when the pipe cannot be made (no descriptor left): the daemon then cannot be stopped gracefully,
+    /// so it does not start, rather than start with a shutdown trigger that never fires or fires at once.
+    static func signals(_ signals: [Int32]) throws(SystemError) -> AsyncStream<Int32> {
+        let pipe = try SignalPipe(catching: signals)
+        return AsyncStream(bufferingPolicy: .bufferingNewest(8)) { continuation in
             let source = DispatchSource.makeReadSource(
                 fileDescriptor: pipe.readDescriptor,
                 queue: DispatchQueue(label: "pwflagsd.signals")

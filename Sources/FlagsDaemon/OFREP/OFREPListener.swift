@@ -1,6 +1,6 @@
 public import FlagsCore
 import FoundationEssentials
-import UnixIO
+public import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -17,9 +17,65 @@ public struct OFREPListener: Sendable {
     /// A socket file this daemon created and removes at exit; nil for TCP and for activated sockets.
     public var ownedPath: String?
 
-    /// Why the listener cannot open; the daemon logs it and serves the line protocol without OFREP.
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+    /// Why the listener cannot open: the one error of OFREP's start, which the daemon logs before it serves the
+    /// line protocol without OFREP. `code` says what kind of failure it is, `message` says it in one line, and
+    /// `cause` is the system call that failed, when one did.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The socket systemd passed as `ofrep` could not be used.
+        case activatedSocketUnusable(cause: SystemError)
+        /// Listening on `address` (`host:port` or a socket path) failed.
+        case cannotListen(address: String, cause: SystemError)
+        /// Another live process accepts on the socket path.
+        case socketInUse(path: String)
+        /// Something that is not a socket is at the socket path; it is never removed.
+        case notASocket(path: String)
+        /// `TokenFile` could not be read, or is larger than a token can be.
+        case tokenUnreadable(path: String, cause: SystemError)
+        /// `TokenFile` holds no token.
+        case tokenEmpty(path: String)
+
+        /// The kind of failure, for programs and tests to branch on; more may come.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            public let description: String
+
+            /// The listening socket could not be opened or used.
+            public static let socketUnavailable = Code(description: "socketUnavailable")
+            /// The socket path is served by another process, or holds something that is not a socket.
+            public static let socketTaken = Code(description: "socketTaken")
+            /// `TokenFile` gives no token.
+            public static let tokenUnavailable = Code(description: "tokenUnavailable")
+        }
+
+        public var code: Code {
+            switch self {
+            case .activatedSocketUnusable, .cannotListen: .socketUnavailable
+            case .socketInUse, .notASocket: .socketTaken
+            case .tokenUnreadable, .tokenEmpty: .tokenUnavailable
+            }
+        }
+
+        /// What went wrong, in one line.
+        public var message: String {
+            switch self {
+            case .activatedSocketUnusable(let cause): "cannot use the activated OFREP socket: \(cause)"
+            case .cannotListen(let address, let cause): "cannot listen on \(address): \(cause.reason)"
+            case .socketInUse(let path): "another process serves \(path); not taking its socket"
+            case .notASocket(let path): "\(path) exists and is not a socket"
+            case .tokenUnreadable(let path, let cause): "cannot read the OFREP TokenFile \(path): \(cause.reason)"
+            case .tokenEmpty(let path): "the OFREP TokenFile \(path) is empty"
+            }
+        }
+
+        /// The system call that failed, when one did.
+        public var cause: SystemError? {
+            switch self {
+            case .activatedSocketUnusable(let cause), .cannotListen(_, let cause), .tokenUnreadable(_, let cause):
+                cause
+            case .socketInUse, .notASocket, .tokenEmpty: nil
+            }
+        }
+
+        public var description: String { message }
     }
 
     /// The listener to serve, nil when OFREP is off. `activated` are the descriptors named `ofrep`.
@@ -29,7 +85,7 @@ public struct OFREPListener: Sendable {
             do {
                 try UnixSocket.setNonBlocking(fd)
             } catch {
-                throw Failure(description: "cannot use the activated OFREP socket: \(error)")
+                throw .activatedSocketUnusable(cause: error)
             }
             let family = InetSocket.family(fd)
             let isTCP = family == AF_INET || family == AF_INET6
@@ -46,12 +102,12 @@ public struct OFREPListener: Sendable {
                 let shown = host.contains(":") ? "[\(host)]:\(bound)" : "\(host):\(bound)"
                 return OFREPListener(fd: fd, isTCP: true, address: shown, ownedPath: nil)
             } catch {
-                throw Failure(description: "cannot listen on \(host):\(port): \(error.reason)")
+                throw .cannotListen(address: "\(host):\(port)", cause: error)
             }
         case .unix(let path):
             switch UnixSocket.probe(path) {
-            case .inUse: throw Failure(description: "another process serves \(path); not taking its socket")
-            case .notASocket: throw Failure(description: "\(path) exists and is not a socket")
+            case .inUse: throw .socketInUse(path: path)
+            case .notASocket: throw .notASocket(path: path)
             case .stale: unlink(path)
             case .absent: break
             }
@@ -59,7 +115,7 @@ public struct OFREPListener: Sendable {
                 let fd = try UnixSocket.listen(at: path, mode: configuration.socketMode)
                 return OFREPListener(fd: fd, isTCP: false, address: path, ownedPath: path)
             } catch {
-                throw Failure(description: "cannot listen on \(path): \(error.reason)")
+                throw .cannotListen(address: path, cause: error)
             }
         }
     }
@@ -71,10 +127,10 @@ public struct OFREPListener: Sendable {
         do {
             bytes = try FileReading.contents(ofPath: path, limit: 4096)
         } catch {
-            throw Failure(description: "cannot read the OFREP TokenFile \(path): \(error.reason)")
+            throw .tokenUnreadable(path: path, cause: error)
         }
         while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw Failure(description: "the OFREP TokenFile \(path) is empty") }
+        guard !bytes.isEmpty else { throw .tokenEmpty(path: path) }
         return bytes
     }
 }

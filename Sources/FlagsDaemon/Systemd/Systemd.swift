@@ -27,9 +27,11 @@ public enum Systemd {
         notify("STATUS=\(status.singleLine)")
     }
 
-    /// `STOPPING=1`.
-    public static func notifyStopping() {
-        notify("STOPPING=1\nSTATUS=Shutting down")
+    /// `STOPPING=1`, with a status line saying why (`systemctl status` shows it while the daemon stops).
+    public static func notifyStopping(status: String = "Shutting down") {
+        // One line: a line break would end the STATUS= field and start a field of its own.
+        let line = status.split(whereSeparator: \.isNewline).joined(separator: " ")
+        notify("STOPPING=1\nSTATUS=\(line)")
     }
 
     /// `RELOADING=1` with the `MONOTONIC_USEC` systemd 253+ expects; older managers ignore the extra field.

@@ -1,0 +1,67 @@
+public import UnixIO
+
+/// Why the local flags file could not be served: the one error of the file source, which `status.problem`, the
+/// log and a failed `refresh` carry as `reason`.
+///
+/// `code` says what kind of failure it is, `message` (also `reason`) says it in one line, and `cause` is the
+/// system call that failed, when one did.
+public enum LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A reload replaced the source, or the daemon is stopping: it serves nothing more.
+    case retired
+    /// No `LocalFlagsFile` is configured.
+    case notConfigured
+    /// The file is over the size the daemon reads.
+    case tooLarge(path: String, limit: Int)
+    /// The file could not be opened or read.
+    case unreadable(path: String, cause: SystemError)
+    /// The file is not JSON; `detail` says where it stops being JSON.
+    case invalidJSON(path: String, detail: String)
+    /// The file is JSON but not a `getFeatureFlags` response; `detail` says what does not fit.
+    case notAFlagsResponse(path: String, detail: String)
+
+    /// The kind of failure, for programs and tests to branch on; more may come.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let description: String
+
+        /// The source was replaced or is stopping.
+        public static let retired = Code(description: "retired")
+        /// There is no file to read.
+        public static let notConfigured = Code(description: "notConfigured")
+        /// The file could not be read, or is too large to.
+        public static let unreadable = Code(description: "unreadable")
+        /// The file was read but does not hold flags.
+        public static let invalid = Code(description: "invalid")
+    }
+
+    public var code: Code {
+        switch self {
+        case .retired: .retired
+        case .notConfigured: .notConfigured
+        case .tooLarge, .unreadable: .unreadable
+        case .invalidJSON, .notAFlagsResponse: .invalid
+        }
+    }
+
+    /// What went wrong, in one line.
+    public var message: String {
+        switch self {
+        case .retired: "the flag source was replaced or is stopping"
+        case .notConfigured: "no LocalFlagsFile is configured, so there are no flags to serve"
+        case .tooLarge(let path, let limit): "\(path) is larger than \(limit) bytes"
+        case .unreadable(let path, let cause): "cannot read \(path): \(cause.reason)"
+        case .invalidJSON(let path, let detail): "\(path) is not valid JSON: \(detail)"
+        case .notAFlagsResponse(let path, let detail): "\(path) is not a getFeatureFlags response: \(detail)"
+        }
+    }
+
+    /// The system call that failed, when one did.
+    public var cause: SystemError? {
+        guard case .unreadable(_, let cause) = self else { return nil }
+        return cause
+    }
+
+    /// `message`, by the name the status and the log use.
+    public var reason: String { message }
+
+    public var description: String { message }
+}

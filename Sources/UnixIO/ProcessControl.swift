@@ -13,4 +13,10 @@ public enum ProcessControl {
     public static func returnFreedMemory() {
         _ = malloc_trim(0)
     }
+
+    /// Bounds the number of malloc arenas (`mallopt(M_ARENA_MAX)`); false when glibc refused.
+    @discardableResult
+    public static func limitMallocArenas(to count: Int32) -> Bool {
+        mallopt(M_ARENA_MAX, count) == 1
+    }
 }

@@ -60,7 +60,9 @@ extension Refresher {
                     + " CacheMaxAge from now, and judged again when the wall clock is set",
                 ["FETCHED_AT": String(Int(entry.fetchedAt)), "PWFLAGS_EVENT": "cache-age-unknown"])
         }
-        store.replace(with: FlagSet(entry.flags), from: .pushwoosh)
+        source.serve(
+            FlagSet(entry.flags),
+            expiry: FlagExpiry(fetchedAt: fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock))
         logger.info(
             "serving the disk cache",
             ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])

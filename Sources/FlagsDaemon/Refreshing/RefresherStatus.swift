@@ -64,13 +64,6 @@ struct RefresherStatus: Sendable, Equatable {
         status.cacheError = cacheError.map { StatusResult.CacheError(reason: $0.reason, at: wall.text($0.at)) }
     }
 
-    /// `status.expiresAt`: when the flags fetched at `fetchedAt` reach `maxAge` (R15), so that a client mirror
-    /// knows how long it may serve them while the daemon is away; null without flags or without an age limit.
-    func expiresAt(maxAge: Double, clock: any DaemonClock) -> JSONValue {
-        guard let fetchedAt, maxAge.isFinite else { return .null }
-        return .string(WallTimes(clock).text(fetchedAt + maxAge))
-    }
-
     /// Boot-clock times as wall times, both clocks read once.
     private struct WallTimes {
         let boot: Double

@@ -13,7 +13,7 @@ import Testing
 
     /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
     final class HeldFetcher: FlagFetcher {
-            let problem: String? = nil
+        let problem: String? = nil
         let fetches = Mutex(0)
         let impressions = Mutex(0)
         let release: AsyncStream<Void>

@@ -40,7 +40,9 @@ import Testing
             fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
             refresher = Refresher(
                 source: PushwooshProvider(
-                    fetcher: fetcher, applicationCode: configuration.applicationCode, store: store),
+                    fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
+                    diskCache: FlagCache(directory: StateDirectory(path: self.directory.path)),
+                    logger: Logger(level: .err)),
                 store: store, stateDirectory: StateDirectory(path: self.directory.path),
                 configuration: configuration, hwid: "hwid-1", clock: clock, bootID: bootID, jitter: { 0.5 },
                 logger: Logger(level: .err))

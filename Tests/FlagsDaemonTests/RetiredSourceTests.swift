@@ -40,7 +40,9 @@ import Testing
         var configuration = Configuration()
         configuration.applicationCode = "ABCDE-12345"
         return Refresher(
-            source: PushwooshProvider(fetcher: fetcher, applicationCode: configuration.applicationCode, store: store),
+            source: PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
+                diskCache: FlagCache(directory: state), logger: Logger(level: .err)),
             store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
             logger: Logger(level: .err))
     }

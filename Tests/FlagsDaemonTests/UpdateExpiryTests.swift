@@ -24,6 +24,14 @@ import UnixIO
         var all: [JSONValue] { values.withLock { $0 } }
     }
 
+    /// A Pushwoosh source over a scripted fetcher whose disk cache is never written.
+    static func pushwoosh(_ store: FlagStore) -> PushwooshProvider {
+        PushwooshProvider(
+            fetcher: ScriptedFetcher(), applicationCode: "ABCDE-12345", store: store,
+            diskCache: FlagCache(directory: StateDirectory(path: "/nonexistent/pwflagsd-test")),
+            logger: Logger(level: .err))
+    }
+
     @Test("Each update the refresher causes carries the expiry of its own fetch, seen by a subscriber at publish")
     func fetchesCarryTheirExpiry() async throws {
         let rig = try RefresherClockTests.Rig { $0.cacheMaxAge = .seconds(3 * 3600) }
@@ -49,7 +57,7 @@ import UnixIO
     func theUpdateDoesNotDependOnWhatWasPublishedBefore() {
         let store = FlagStore()
         let clock = ManualClock()
-        let source = PushwooshProvider(fetcher: ScriptedFetcher(), applicationCode: "ABCDE-12345", store: store)
+        let source = Self.pushwoosh(store)
         let seen = Seen(store)
         // What a status published before the change would have left: an older fetch's expiry.
         source.restamp(.at(bootTime: 5000, clock: clock))
@@ -70,7 +78,7 @@ import UnixIO
     func aRetiredSourceWritesNothing() {
         let store = FlagStore()
         let clock = ManualClock()
-        let source = PushwooshProvider(fetcher: ScriptedFetcher(), applicationCode: "ABCDE-12345", store: store)
+        let source = Self.pushwoosh(store)
         source.retire()
         source.fetched(FeatureFlagsResponse(flags: [Self.flag]), expiry: .at(bootTime: 9000, clock: clock))
         source.restamp(.at(bootTime: 9000, clock: clock))

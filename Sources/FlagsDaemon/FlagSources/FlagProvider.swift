@@ -12,8 +12,8 @@ protocol FlagProvider: Sendable {
     var mark: FlagSource { get }
     /// Why no request can ever be sent (R16, no application code), or nil.
     var problem: String? { get }
-    /// True when complete responses are worth keeping on disk (R7); the local file is its own cache.
-    var persists: Bool { get }
+    /// Where complete responses are kept across restarts (R7); nil when the source is its own cache.
+    var diskCache: FlagCache? { get }
     /// Where impressions are sent (R17); nil when the source logs them instead.
     var impressionSink: (any FlagFetcher)? { get }
 
@@ -40,6 +40,13 @@ protocol FlagProvider: Sendable {
     func serve(_ flags: FlagSet, expiry: FlagExpiry)
     /// The expiry of the flags served moved without a change of flags (a reload changed `CacheMaxAge`).
     func restamp(_ expiry: FlagExpiry)
+    /// The user id changed (R8d): flags that belong to the previous user are no longer served.
+    func userChanged()
+
+    /// A caller's `refresh`: returns whether the answer came from the network.
+    func refresh(_ refresher: Refresher) async -> Result<Bool, PushwooshError>
+    /// A caller's `pushRegistered` (R8c): returns whether a refresh was started.
+    func pushRegistered(_ refresher: Refresher) async -> Bool
 
     /// Fills in the `status` members the source owns, over those the refresher filled in from `refresher`.
     func fill(_ status: inout StatusResult, refresher: RefresherStatus)

@@ -6,7 +6,7 @@ import PushwooshAPI
 /// `refresh`. The file is its own cache, so its flags never expire, and impressions go to the log.
 final class LocalFileProvider: FlagProvider {
     let mark = FlagSource.file
-    let persists = false
+    let diskCache: FlagCache? = nil
     let problem: String? = nil
     let impressionSink: (any FlagFetcher)? = nil
     let file: LocalFlagSource
@@ -57,6 +57,18 @@ final class LocalFileProvider: FlagProvider {
 
     /// The file's flags never expire: there is nothing to move.
     func restamp(_ expiry: FlagExpiry) {}
+
+    /// The file serves every user the same flags.
+    func userChanged() {}
+
+    /// The file is read for this caller, now, outside the refresh policy: sharing a read that began before the
+    /// caller's request could answer with what the file held before the caller changed it.
+    func refresh(_ refresher: Refresher) async -> Result<Bool, PushwooshError> {
+        await fetch(userId: "").map { _ in false }
+    }
+
+    /// Nothing to fetch on a push registration: the file's changes are seen as they happen.
+    func pushRegistered(_ refresher: Refresher) async -> Bool { false }
 
     // MARK: Reporting
 

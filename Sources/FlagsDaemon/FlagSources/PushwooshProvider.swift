@@ -7,17 +7,22 @@ import Synchronization
 /// reach `CacheMaxAge` (R15).
 final class PushwooshProvider: FlagProvider {
     let mark = FlagSource.pushwoosh
-    let persists = true
     let applicationCode: String
+    let diskCache: FlagCache?
     private let fetcher: any FlagFetcher
     private let store: FlagStore
+    private let logger: Logger
     /// Set by `retire()`; the store is written under this lock, so that nothing lands after `retire()` returns.
     private let retired = Mutex(false)
 
-    init(fetcher: any FlagFetcher, applicationCode: String, store: FlagStore) {
+    init(
+        fetcher: any FlagFetcher, applicationCode: String, store: FlagStore, diskCache: FlagCache, logger: Logger
+    ) {
         self.fetcher = fetcher
         self.applicationCode = applicationCode
         self.store = store
+        self.diskCache = diskCache
+        self.logger = logger
     }
 
     var problem: String? { fetcher.problem }
@@ -55,13 +60,21 @@ final class PushwooshProvider: FlagProvider {
     }
 
     func fetched(_ response: FeatureFlagsResponse, expiry: FlagExpiry) {
-        serve(FlagSet(response.flags), expiry: expiry)
+        guard served(FlagSet(response.flags), expiry: expiry) else { return }
+        logger.info(
+            "fetched flags", ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
     }
 
     func serve(_ flags: FlagSet, expiry: FlagExpiry) {
+        _ = served(flags, expiry: expiry)
+    }
+
+    /// Serves `flags` unless retired; returns whether it did.
+    private func served(_ flags: FlagSet, expiry: FlagExpiry) -> Bool {
         retired.withLock { retired in
-            guard !retired else { return }
+            guard !retired else { return false }
             store.replace(with: flags, from: mark, expiry: expiry)
+            return true
         }
     }
 
@@ -70,6 +83,19 @@ final class PushwooshProvider: FlagProvider {
             guard !retired else { return }
             store.restamp(expiry)
         }
+    }
+
+    /// Flags are fetched for a user: the previous user's are gone before the new user's arrive.
+    func userChanged() {
+        serve(FlagSet(), expiry: .never)
+    }
+
+    func refresh(_ refresher: Refresher) async -> Result<Bool, PushwooshError> {
+        await refresher.refresh()
+    }
+
+    func pushRegistered(_ refresher: Refresher) async -> Bool {
+        await refresher.pushRegistered()
     }
 
     // MARK: Reporting

@@ -39,7 +39,9 @@ final class SourceStack: Sendable {
                 apiToken: token, requestTimeout: configuration.requestTimeout, caFile: configuration.caFile)
             let fetcher = Self.makePushwooshFetcher(
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
-            source = PushwooshProvider(fetcher: fetcher, applicationCode: configuration.applicationCode, store: store)
+            source = PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
+                diskCache: FlagCache(directory: stateDirectory), logger: logger)
         }
         self.source = source
         let refresher = Refresher(
@@ -66,6 +68,16 @@ final class SourceStack: Sendable {
     /// or nothing, replacing whatever a previous stack served (a reload serves what a restart would).
     func start() async {
         await source.start(refresher)
+    }
+
+    /// A caller's `refresh`, as the source answers it: returns whether the answer came from the network.
+    func refresh() async -> Result<Bool, PushwooshError> {
+        await source.refresh(refresher)
+    }
+
+    /// A caller's `pushRegistered`, as the source answers it: returns whether a refresh was started.
+    func pushRegistered() async -> Bool {
+        await source.pushRegistered(refresher)
     }
 
     /// Runs the timers and the source's watch until cancelled.

@@ -49,8 +49,11 @@ actor Refresher {
     var phase = Phase.idle
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     var wallOffset: Double
-    /// The disk cache and its fetch time on both clocks.
-    var cache: CacheTimes
+    /// The disk cache and its fetch time on both clocks; nil when the source keeps none (the local file is its
+    /// own cache).
+    var cache: CacheTimes?
+    /// This boot's id, with which the disk cache records its boot-clock times.
+    let bootID: String?
     private var lastError: RefresherStatus.LastFailure?
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
@@ -82,7 +85,8 @@ actor Refresher {
         self.metrics = metrics
         self.source = source
         self.store = store
-        self.cache = CacheTimes(file: FlagCache(directory: stateDirectory), bootID: bootID)
+        self.cache = source.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
+        self.bootID = bootID
         self.stateDirectory = stateDirectory
         self.applicationCode = configuration.applicationCode
         self.defaultUserId = configuration.userID ?? hwid
@@ -109,7 +113,7 @@ actor Refresher {
     func start() {
         let now = clock.bootNow()
         var cachedAt: Double?
-        if source.persists, source.problem == nil { cachedAt = loadCache(now: now) }
+        if source.problem == nil { cachedAt = loadCache(now: now) }
         if let problem = source.problem {
             logger.error("flags will not be requested: \(problem)")
         }
@@ -229,7 +233,7 @@ actor Refresher {
         switch result {
         case .success(let response):
             metrics.refreshed(trigger: trigger, outcome: response.partial ? "partial" : "complete", status: 200)
-            cache.replacedInMemory()
+            cache?.replacedInMemory()
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
@@ -242,9 +246,9 @@ actor Refresher {
                 logger.notice(
                     "Pushwoosh sent a partial response: served, not stored (R13)",
                     ["FLAG_COUNT": String(response.flags.count)])
-            } else if source.persists {
+            } else if cache != nil {
                 do {
-                    try cache.store(
+                    try cache?.store(
                         response.flags, applicationCode: applicationCode, userId: userId, at: reading(bootNow: now))
                     cacheError = nil
                 } catch {
@@ -253,11 +257,6 @@ actor Refresher {
                         "cannot write the disk cache; flags are served from memory: \(error)",
                         ["PWFLAGS_EVENT": "cache-write-failed"])
                 }
-            }
-            if source.persists {
-                logger.info(
-                    "fetched flags",
-                    ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
             }
             publish()
             return .fetched
@@ -301,9 +300,11 @@ actor Refresher {
 
     // MARK: Internals
 
+    /// Removes the disk cache, when the source keeps one.
     func removeCache() {
+        guard cache != nil else { return }
         do {
-            try cache.remove()
+            try cache?.remove()
             cacheError = nil
         } catch {
             cacheError = (error.description, clock.bootNow())

@@ -317,7 +317,6 @@ actor Refresher {
         let snapshot = RefresherStatus(
             userId: userId,
             fetchedAt: policy.fetchedAt,
-            cacheMaxAge: policy.settings.cacheMaxAge,
             stale: policy.isStale(now: now),
             partial: policy.servesPartial,
             lastError: lastError,

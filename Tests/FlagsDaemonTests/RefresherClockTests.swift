@@ -43,7 +43,7 @@ import Testing
                     fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
                     diskCache: FlagCache(directory: StateDirectory(path: self.directory.path)),
                     logger: Logger(level: .err)),
-                store: store, stateDirectory: StateDirectory(path: self.directory.path),
+                stateDirectory: StateDirectory(path: self.directory.path),
                 configuration: configuration, hwid: "hwid-1", clock: clock, bootID: bootID, jitter: { 0.5 },
                 logger: Logger(level: .err))
         }

@@ -43,7 +43,7 @@ import Testing
             source: PushwooshProvider(
                 fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
                 diskCache: FlagCache(directory: state), logger: Logger(level: .err)),
-            store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
+            stateDirectory: state, configuration: configuration, hwid: "hwid-1",
             logger: Logger(level: .err))
     }
 

@@ -46,7 +46,6 @@ final class SourceStack: Sendable {
         self.source = source
         let refresher = Refresher(
             source: source,
-            store: store,
             stateDirectory: stateDirectory,
             configuration: configuration,
             hwid: hwid,

@@ -28,9 +28,8 @@ actor Refresher {
 
     // Internal rather than private for Refresher+Calls and Refresher+DiskCache; being the actor's, nothing else
     // can change them.
-    /// The local file or Pushwoosh: it fetches, and it alone puts flags in the store.
+    /// The local file or Pushwoosh: it fetches, and it alone puts flags in the store (the refresher holds none).
     let source: any FlagProvider
-    let store: FlagStore
     let stateDirectory: StateDirectory
     let applicationCode: String
     let defaultUserId: String
@@ -71,7 +70,6 @@ actor Refresher {
 
     init(
         source: any FlagProvider,
-        store: FlagStore,
         stateDirectory: StateDirectory,
         configuration: Configuration,
         hwid: String,
@@ -84,7 +82,6 @@ actor Refresher {
     ) {
         self.metrics = metrics
         self.source = source
-        self.store = store
         self.cache = source.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
         self.bootID = bootID
         self.stateDirectory = stateDirectory

@@ -34,6 +34,8 @@ protocol FlagProvider: Sendable {
 
     /// Fetches the flags of `userId`.
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError>
+    /// When flags fetched at `fetchedAt` (boot clock; nil: none) stop being served, `maxAge` being `CacheMaxAge`.
+    func expiry(fetchedAt: Double?, maxAge: Double, clock: any DaemonClock) -> FlagExpiry
     /// Takes what `fetch` returned, to be served until `expiry`.
     func fetched(_ response: FeatureFlagsResponse, expiry: FlagExpiry)
     /// Makes `flags` what the store serves until `expiry`: the source's one path into the store.

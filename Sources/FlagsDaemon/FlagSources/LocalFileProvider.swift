@@ -47,6 +47,9 @@ final class LocalFileProvider: FlagProvider {
         }
     }
 
+    /// Never: the file is its own cache.
+    func expiry(fetchedAt: Double?, maxAge: Double, clock: any DaemonClock) -> FlagExpiry { .never }
+
     /// The read already served what it returned, under the file's read lock: serving it again after the await
     /// could put an older read back over a newer one.
     func fetched(_ response: FeatureFlagsResponse, expiry: FlagExpiry) {}

@@ -59,6 +59,11 @@ final class PushwooshProvider: FlagProvider {
         await fetcher.fetch(userId: userId)
     }
 
+    /// `CacheMaxAge` after the fetch (R15).
+    func expiry(fetchedAt: Double?, maxAge: Double, clock: any DaemonClock) -> FlagExpiry {
+        FlagExpiry(fetchedAt: fetchedAt, maxAge: maxAge, clock: clock)
+    }
+
     func fetched(_ response: FeatureFlagsResponse, expiry: FlagExpiry) {
         guard served(FlagSet(response.flags), expiry: expiry) else { return }
         logger.info(

@@ -64,7 +64,7 @@ extension Refresher {
         }
         source.serve(
             FlagSet(entry.flags),
-            expiry: FlagExpiry(fetchedAt: fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock))
+            expiry: source.expiry(fetchedAt: fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock))
         logger.info(
             "serving the disk cache",
             ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])

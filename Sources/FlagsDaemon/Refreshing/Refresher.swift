@@ -331,8 +331,8 @@ actor Refresher {
         source.restamp(expiry)
     }
 
-    /// When the flags served reach `CacheMaxAge` (R15), by the policy as it stands.
+    /// When the flags served stop being served (R15), as the source says by the policy as it stands.
     var expiry: FlagExpiry {
-        FlagExpiry(fetchedAt: policy.fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock)
+        source.expiry(fetchedAt: policy.fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock)
     }
 }

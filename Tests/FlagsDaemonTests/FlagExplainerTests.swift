@@ -15,8 +15,8 @@ import Testing
         let explainer = FlagExplainer(
             snapshot: FlagSnapshot(epoch: store.epoch, revision: 1, flags: FlagSet(flags)), status: status,
             ageSeconds: nil,
-            expired: expired, changes: FlagChangeLog(observing: store))
-        return explainer.explain(key: key) { _ in "pushwoosh" }
+            expired: expired, changes: FlagChangeLog(observing: store), subscriptions: 0, servedBy: .pushwoosh)
+        return explainer.explain(key: key)
     }
 
     @Test func absentKeysAreExplainedInOrder() {

@@ -39,7 +39,11 @@ import Testing
             edit(&configuration)
             fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
             refresher = Refresher(
-                fetcher: fetcher, store: store, stateDirectory: StateDirectory(path: self.directory.path),
+                source: PushwooshProvider(
+                    fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
+                    diskCache: FlagCache(directory: StateDirectory(path: self.directory.path)),
+                    logger: Logger(level: .err)),
+                stateDirectory: StateDirectory(path: self.directory.path),
                 configuration: configuration, hwid: "hwid-1", clock: clock, bootID: bootID, jitter: { 0.5 },
                 logger: Logger(level: .err))
         }

@@ -13,7 +13,6 @@ import Testing
 
     /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
     final class HeldFetcher: FlagFetcher {
-        let persists = true
         let problem: String? = nil
         let fetches = Mutex(0)
         let impressions = Mutex(0)
@@ -31,7 +30,7 @@ import Testing
             return .success(FeatureFlagsResponse(flags: [RetiredSourceTests.flag]))
         }
 
-        func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
+        func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError> {
             impressions.withLock { $0 += 1 }
             return .success(())
         }
@@ -41,7 +40,10 @@ import Testing
         var configuration = Configuration()
         configuration.applicationCode = "ABCDE-12345"
         return Refresher(
-            fetcher: fetcher, store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
+            source: PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
+                diskCache: FlagCache(directory: state), logger: Logger(level: .err)),
+            stateDirectory: state, configuration: configuration, hwid: "hwid-1",
             logger: Logger(level: .err))
     }
 

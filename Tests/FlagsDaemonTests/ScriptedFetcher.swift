@@ -7,7 +7,6 @@ import Synchronization
 
 /// A flag source that answers as the test says, and counts what was asked of it.
 final class ScriptedFetcher: FlagFetcher {
-    let persists = true
     let problem: String? = nil
 
     private struct State {
@@ -59,7 +58,7 @@ final class ScriptedFetcher: FlagFetcher {
     /// How many impression sends are waiting.
     var waitingImpressions: Int { state.withLock { $0.waiting.count } }
 
-    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
+    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError> {
         let hold = state.withLock { state in
             state.impressions.append("\(flag.key)/\(userId)")
             return state.holdImpressions

@@ -71,7 +71,7 @@ import UnixIO
         let update = FlagUpdate(
             snapshot: FlagSnapshot(epoch: "e1", revision: 2, flags: newer), diff: Self.flags.diff(to: newer))
         var settled: [ObjectIdentifier] = []
-        table.fanOut(update, to: [onA, onB], expiresAt: { .null }) { settled.append(ObjectIdentifier($0)) }
+        table.fanOut(update, to: [onA, onB]) { settled.append(ObjectIdentifier($0)) }
         #expect(Self.text(onA).contains("flagsChanged"))
         #expect(onB.output.isEmpty)
         #expect(settled.count == 2)

@@ -12,9 +12,14 @@ struct FlagExplainer {
     /// True when flags were served once and are gone because they reached `CacheMaxAge` (R15).
     let expired: Bool
     let changes: FlagChangeLog
+    /// Subscriptions that hear of changes of the key.
+    let subscriptions: Int
+    /// The source serving the flags: a served flag without its source's mark is its.
+    let servedBy: FlagSource
 
-    func explain(key: String, source: (Flag) -> String) -> ExplainResult {
+    func explain(key: String) -> ExplainResult {
         var result = ExplainResult(key: key)
+        result.subscriptions = subscriptions
         result.revision = snapshot.revision
         result.changedAtRevision = changes.revision(of: key)
         result.fetchedAt = status.fetchedAt
@@ -28,7 +33,8 @@ struct FlagExplainer {
         result.problem = status.problem
         if let flag = snapshot.flags[key] {
             result.flag = flag
-            result.source = source(flag)
+            // Where the value comes from: `override`, `file` or `pushwoosh`, as the store marked it.
+            result.source = (flag.source ?? servedBy).rawValue
             result.rule = flag.isOverridden ? .override : ExplainResult.Rule(ruleId: flag.ruleId)
             return result
         }

@@ -53,8 +53,18 @@ public final class FlagSnapshot: Sendable {
     }
 }
 
-/// A change of the visible flag set (R9): the new snapshot and what differs from the previous one.
+/// A change of the visible flag set (R9): the new snapshot (its epoch and revision), what differs from the
+/// previous one, and when the flags served expire. It carries everything a `flagsChanged` notification says,
+/// so a subscriber never reads any of it from elsewhere at a moment that may not match the change.
 public struct FlagUpdate: Sendable {
     public let snapshot: FlagSnapshot
     public let diff: FlagDiff
+    /// When the source's flags reach `CacheMaxAge`, as the source said when it served them.
+    let expiry: FlagExpiry
+
+    init(snapshot: FlagSnapshot, diff: FlagDiff, expiry: FlagExpiry = .never) {
+        self.snapshot = snapshot
+        self.diff = diff
+        self.expiry = expiry
+    }
 }

@@ -12,6 +12,8 @@ public final class FlagStore: Sendable {
         var snapshot: FlagSnapshot
         /// What the source serves, each flag marked with its source.
         var sourceFlags = FlagSet()
+        /// When `sourceFlags` reach `CacheMaxAge`, as their source said with them.
+        var expiry = FlagExpiry.never
         var overrides: [FlagKey: FlagOverride] = [:]
         var observers: [@Sendable (FlagUpdate) -> Void] = []
     }
@@ -40,6 +42,9 @@ public final class FlagStore: Sendable {
     /// The current snapshot.
     public var current: FlagSnapshot { state.withLock { $0.snapshot } }
 
+    /// When the flags the source serves expire, as it said with them: what every update carries as `expiresAt`.
+    var expiry: FlagExpiry { state.withLock { $0.expiry } }
+
     /// How many overrides are in effect, without copying or sorting them (the status line, the metrics).
     public var overrideCount: Int { state.withLock { $0.overrides.count } }
 
@@ -59,18 +64,33 @@ public final class FlagStore: Sendable {
         }
     }
 
-    /// Makes `flags` what the source serves, marked as coming from `source` (nil: as they are); returns the
-    /// update, or nil when nothing `get` returns has changed (an overridden key's source value counts).
+    /// Makes `flags` what the source serves, marked as coming from `source` (nil: as they are), never expiring;
+    /// returns the update, or nil when nothing `get` returns has changed (an overridden key's source value counts).
     @discardableResult
     public func replace(with flags: FlagSet, from source: FlagSource? = nil) -> FlagUpdate? {
+        replace(with: flags, from: source, expiry: .never)
+    }
+
+    /// Makes `flags` what the source serves until `expiry`: a source's one path into the store. The expiry is
+    /// kept even when nothing visible changed (a response identical to the last one moves it), and every update
+    /// from now on carries it.
+    @discardableResult
+    func replace(with flags: FlagSet, from source: FlagSource?, expiry: FlagExpiry) -> FlagUpdate? {
         changing.withLock { _ in
             let (snapshot, overrides) = state.withLock { ($0.snapshot, $0.overrides) }
             let sourceFlags = source.map { flags.marked($0) } ?? flags
             let layered = sourceFlags.applying(overrides)
             return publish(layered, diff: snapshot.flags.diff(to: layered), over: snapshot) { state in
                 state.sourceFlags = sourceFlags
+                state.expiry = expiry
             }
         }
+    }
+
+    /// Moves the expiry of the flags served when no flag changed (a reload changed `CacheMaxAge`, a wall-clock
+    /// change made the age of the disk cache known): nothing is published, later updates and reads carry it.
+    func restamp(_ expiry: FlagExpiry) {
+        changing.withLock { _ in state.withLock { $0.expiry = expiry } }
     }
 
     /// Sets (or replaces) the override of its key; returns the flag now served for it. Costs the one flag it
@@ -126,15 +146,14 @@ public final class FlagStore: Sendable {
             state.withLock { apply(&$0) }
             return nil
         }
-        let update = FlagUpdate(
-            snapshot: FlagSnapshot(
-                epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags, previous: snapshot, diff: diff),
-            diff: diff)
-        state.withLock { state in
+        let next = FlagSnapshot(
+            epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags, previous: snapshot, diff: diff)
+        return state.withLock { state in
             apply(&state)
-            state.snapshot = update.snapshot
+            state.snapshot = next
+            let update = FlagUpdate(snapshot: next, diff: diff, expiry: state.expiry)
             for observer in state.observers { observer(update) }
+            return update
         }
-        return update
     }
 }

@@ -7,30 +7,28 @@ import Synchronization
     import Glibc
 #endif
 
-/// Where flags come from: Pushwoosh, or the local file. The refresher treats both the same way.
+/// Sends to Pushwoosh: the flag requests and the impressions of `PushwooshProvider`. `PushwooshFetcher` does it
+/// over HTTP; the tests script it.
 protocol FlagFetcher: Sendable {
-    /// True when complete responses are worth keeping on disk (R7); the local file is its own cache.
-    var persists: Bool { get }
     /// Why no request can ever be sent (R16, no application code), or nil.
     var problem: String? { get }
-    /// True when `fetch` has already put the flags it returns in the store (the local file does, under its own
-    /// read lock): applying them again after the await could put back an older read over a newer one.
-    var appliesFlags: Bool { get }
     /// Fetches the flags of `userId`.
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError>
-    /// Sends an impression (R17); nil when there is nowhere to send it (the local source logs it instead).
-    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>?
+    /// Sends an impression (R17).
+    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>
+    /// A reload that keeps the source changed its request timeout or `CacheMaxAge`.
+    func update(configuration: Configuration)
+    /// A reload replaced the source, or the daemon stops: nothing is sent from now on.
+    func retire()
 }
 
 extension FlagFetcher {
-    /// Only the local file applies its own reads; a fetcher over the network leaves that to the refresher.
-    var appliesFlags: Bool { false }
+    func update(configuration: Configuration) {}
+    func retire() {}
 }
 
 /// Fetches from Pushwoosh, following its address moves (BaseAddress) when `ServerURL` is not set.
 final class PushwooshFetcher: FlagFetcher {
-    let persists = true
-    let appliesFlags = false
     let problem: String?
     private let client: PushwooshClient
     private let common: CommonFields
@@ -52,9 +50,11 @@ final class PushwooshFetcher: FlagFetcher {
 
     private var isRetired: Bool { retired.withLock { $0 } }
 
-    /// A reload that keeps the source may change `CacheMaxAge`, which bounds how long a moved address may fail.
-    func update(cacheMaxAge: Duration) {
-        base?.update(cacheMaxAge: cacheMaxAge)
+    /// A reload that keeps the source may change the request timeout, and `CacheMaxAge`, which bounds how long a
+    /// moved address may fail.
+    func update(configuration: Configuration) {
+        client.update(requestTimeout: configuration.requestTimeout)
+        base?.update(cacheMaxAge: configuration.cacheMaxAge)
     }
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
@@ -68,7 +68,7 @@ final class PushwooshFetcher: FlagFetcher {
         return result
     }
 
-    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? {
+    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
         guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         var common = self.common
@@ -91,21 +91,4 @@ extension PushwooshFetcher {
         guard localtime_r(&seconds, &parts) != nil else { return 0 }
         return parts.tm_gmtoff
     }
-}
-
-/// Re-reads the local flags file: every read is a complete response.
-struct LocalFileFetcher: FlagFetcher {
-    let persists = false
-    let appliesFlags = true
-    let source: LocalFlagSource
-    var problem: String? { nil }
-
-    func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
-        switch source.load() {
-        case .success: return .success(FeatureFlagsResponse(flags: source.currentFlags, partial: false))
-        case .failure(let error): return .failure(.notSent(error.reason))
-        }
-    }
-
-    func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError>? { nil }
 }

@@ -56,6 +56,26 @@ public final class LocalFlagSource: Service {
         reading.withLock { _ in loadNow() }
     }
 
+    /// Serves the file, or nothing when it cannot be read: a source that starts never serves what the one before
+    /// it served.
+    func start() {
+        reading.withLock { _ in
+            if case .failure = loadNow() { replace(with: FlagSet()) }
+        }
+    }
+
+    /// Makes `flags` what the store serves, unless retired.
+    func serve(_ flags: FlagSet) {
+        reading.withLock { _ in _ = replace(with: flags) }
+    }
+
+    /// The file's one path into the store; called with `reading` held. Its flags never expire.
+    @discardableResult
+    private func replace(with flags: FlagSet) -> FlagUpdate? {
+        guard !state.withLock({ $0.retired }) else { return nil }
+        return store.replace(with: flags, from: .file, expiry: .never)
+    }
+
     /// Stops serving: later reads, the file watch's included, no longer touch the store. Waits for a read that
     /// is running, so that none lands after this returns.
     public func retire() {
@@ -73,7 +93,7 @@ public final class LocalFlagSource: Service {
         }
         switch Self.read(path) {
         case .success(let flags):
-            let update = store.replace(with: FlagSet(flags), from: .file)
+            let update = replace(with: FlagSet(flags))
             let first = state.withLock { state in
                 defer {
                     state.loadedAt = Date()

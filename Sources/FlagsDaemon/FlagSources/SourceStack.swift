@@ -12,14 +12,10 @@ final class SourceStack: Sendable {
     /// request timeout (`update(configuration:)`), never what this holds about the source.
     let configuration: Configuration
     let hwid: String
-    let local: LocalFlagSource?
+    /// The local file or Pushwoosh: everything that differs between them is the source's to say.
+    let source: any FlagProvider
     let refresher: Refresher
     let impressions: ImpressionReporter
-    /// Nil for the local file.
-    private let client: PushwooshClient?
-    private let pushwoosh: PushwooshFetcher?
-    private let store: FlagStore
-    private let logger: Logger
     private let retired = Mutex(false)
 
     init(
@@ -31,32 +27,25 @@ final class SourceStack: Sendable {
         metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.configuration = configuration
-        self.store = store
-        self.logger = logger
         let hwid = Self.resolveHWID(configuration, stateDirectory: stateDirectory, logger: logger)
         self.hwid = hwid
-        let local =
-            configuration.usesLocalSource
-            ? LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger) : nil
-        self.local = local
-        let fetcher: any FlagFetcher
-        if let local {
-            fetcher = LocalFileFetcher(source: local)
-            self.client = nil
-            self.pushwoosh = nil
+        let source: any FlagProvider
+        if configuration.usesLocalSource {
+            source = LocalFileProvider(
+                file: LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger))
         } else {
             let token = Self.readAPIToken(configuration, environment: environment, logger: logger)
             let client = PushwooshClient(
                 apiToken: token, requestTimeout: configuration.requestTimeout, caFile: configuration.caFile)
-            self.client = client
-            let pushwoosh = Self.makePushwooshFetcher(
+            let fetcher = Self.makePushwooshFetcher(
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
-            self.pushwoosh = pushwoosh
-            fetcher = pushwoosh
+            source = PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
+                diskCache: FlagCache(directory: stateDirectory), logger: logger)
         }
+        self.source = source
         let refresher = Refresher(
-            fetcher: fetcher,
-            store: store,
+            source: source,
             stateDirectory: stateDirectory,
             configuration: configuration,
             hwid: hwid,
@@ -64,44 +53,43 @@ final class SourceStack: Sendable {
             metrics: metrics
         )
         self.refresher = refresher
-        self.impressions = ImpressionReporter(fetcher: fetcher, store: store, logger: logger) {
+        self.impressions = ImpressionReporter(fetcher: source.impressionSink, store: store, logger: logger) {
             refresher.status.withLock { ($0.session, $0.userId) }
         }
     }
 
     /// What stored flags are valid for (R7): the source, the application code and the user.
     var identity: String {
-        let user = refresher.status.withLock { $0.userId }
-        return local != nil ? "file" : "pushwoosh \(configuration.applicationCode) \(user)"
+        source.identity(userId: refresher.status.withLock { $0.userId })
     }
 
     /// Serves what can be served without the network: the local file, or the disk cache valid for this source,
     /// or nothing, replacing whatever a previous stack served (a reload serves what a restart would).
     func start() async {
-        if let local, case .failure = local.load() {
-            store.replace(with: FlagSet())
-        }
-        await refresher.start()
-        if local == nil, refresher.status.withLock({ $0.fetchedAt }) == nil {
-            // No usable disk cache (or R16: no requests at all): nothing is served until a fetch succeeds.
-            store.replace(with: FlagSet())
-        }
+        await source.start(refresher)
     }
 
-    /// Runs the timers and the file watch until cancelled.
+    /// A caller's `refresh`, as the source answers it: returns whether the answer came from the network.
+    func refresh() async -> Result<Bool, PushwooshError> {
+        await source.refresh(refresher)
+    }
+
+    /// A caller's `pushRegistered`, as the source answers it: returns whether a refresh was started.
+    func pushRegistered() async -> Bool {
+        await source.pushRegistered(refresher)
+    }
+
+    /// Runs the timers and the source's watch until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.refresher.run() }
-            if let local {
-                group.addTask { await local.run() }
-            }
+            group.addTask { await self.source.run() }
         }
     }
 
     /// A reload that keeps the source: new timers and request timeout, the same session and impression ledger.
     func update(configuration: Configuration) async {
-        client?.update(requestTimeout: configuration.requestTimeout)
-        pushwoosh?.update(cacheMaxAge: configuration.cacheMaxAge)
+        source.update(configuration: configuration)
         await refresher.update(configuration: configuration)
     }
 
@@ -110,44 +98,13 @@ final class SourceStack: Sendable {
     /// for a reply that was already on its way.
     func retire() async {
         retired.withLock { $0 = true }
-        pushwoosh?.retire()
-        local?.retire()
+        source.retire()
         await refresher.retire()
         await impressions.retire()
     }
 
     /// True once `retire()` began: a call that was carried out here must be carried out again on the new stack.
     var isRetired: Bool { retired.withLock { $0 } }
-
-    /// The line `systemctl status` shows.
-    func statusLine(store: FlagStore) -> String {
-        let count = store.current.flags.count
-        if let local {
-            if let problem = local.problem { return "Local file: \(count) flags; \(problem)" }
-            return "Local file: \(count) flags from \(local.path ?? "-")"
-        }
-        let status = refresher.status.withLock { $0 }
-        var line = "Pushwoosh \(configuration.applicationCode): \(count) flags"
-        if let problem = status.problem { return line + "; not fetching: \(problem)" }
-        if let fetchedAt = status.fetchedAt {
-            line += ", fetched \(Self.age(refresher.clock.bootNow() - fetchedAt)) ago"
-        } else {
-            line += ", not fetched yet"
-        }
-        if let error = status.lastError {
-            line += "; offline: last refresh failed with status \(error.status) (\(error.kind.rawValue))"
-        }
-        if status.cacheError != nil { line += "; cannot write the disk cache" }
-        return line
-    }
-
-    static func age(_ seconds: Double) -> String {
-        switch seconds {
-        case ..<90: "\(max(0, Int(seconds))) s"
-        case ..<5400: "\(Int(seconds / 60)) min"
-        default: "\(Int(seconds / 3600)) h"
-        }
-    }
 
     // MARK: Building
 

@@ -32,59 +32,14 @@ public final class DaemonController: Sendable {
     /// The stack `status` reads, without waiting for a reload.
     private var stack: SourceStack { reloader.stacks.current }
 
-    /// The `status` the daemon knows; the router fills in the server's own members (connections, flags).
-    func status() -> StatusResult {
-        let stack = self.stack
-        let refresherStatus = stack.refresher.status.withLock { $0 }
-        let clock = stack.refresher.clock
-        var status = StatusResult()
-        refresherStatus.fill(&status, clock: clock)
-        status.version = PWFlagsVersion.current
-        status.hwid = stack.hwid
-        let counts = stack.impressions.counts.withLock { $0 }
-        status.impressions = StatusResult.Impressions(
-            sent: counts.sent, duplicate: counts.duplicate, failed: counts.failed)
-        if let local = stack.local {
-            status.source = "file"
-            status.applicationCode = nil
-            // Edits of the file arrive through inotify, not through the refresher.
-            status.fetchedAt = local.loadedAt.map { RefresherStatus.timestamp($0.timeIntervalSince1970) }
-            status.nextRefreshAt = nil
-            status.problem = local.problem
-        } else {
-            status.source = "pushwoosh"
-            status.applicationCode = stack.configuration.applicationCode
-        }
-        status.expiresAt =
-            FlagExpiry.expiresAt(local: stack.local, refresher: refresherStatus, clock: clock).stringValue
-        return status
+    /// The `status` answer for the server's `snapshot` and counts.
+    func status(snapshot: FlagSnapshot, connections: Int, subscriptions: Int) -> StatusResult {
+        stack.status(store: store, snapshot: snapshot, connections: connections, subscriptions: subscriptions)
     }
 
-    /// `explain` for `key` in `snapshot`; the router fills in the subscriptions, which the server owns.
-    func explain(key: String, snapshot: FlagSnapshot) -> ExplainResult {
-        let stack = self.stack
-        let explainer = FlagExplainer(
-            snapshot: snapshot, status: status(), ageSeconds: ageSeconds(stack),
-            expired: stack.refresher.status.withLock(\.expired),
-            changes: changes)
-        return explainer.explain(key: key) { Self.source(of: $0, servedBy: stack) }
-    }
-
-    /// Where a served flag's value comes from, as `explain` names it: `override`, `file` or `pushwoosh`.
-    ///
-    /// The flag object says it (the store marks every flag it serves); a flag without the mark is the serving
-    /// stack's.
-    static func source(of flag: Flag, servedBy stack: SourceStack) -> String {
-        flag.source?.rawValue ?? (stack.local != nil ? FlagSource.file : FlagSource.pushwoosh).rawValue
-    }
-
-    /// Seconds since the flags served were fetched (Pushwoosh) or read (the file); nil when there are none.
-    func ageSeconds(_ stack: SourceStack) -> Double? {
-        if let local = stack.local {
-            return local.loadedAt.map { max(0, stack.refresher.clock.wallNow() - $0.timeIntervalSince1970) }
-        }
-        let fetchedAt = stack.refresher.status.withLock(\.fetchedAt)
-        return fetchedAt.map { max(0, stack.refresher.clock.bootNow() - $0) }
+    /// The `explain` answer for `key` in the server's `snapshot`, heard of by `subscriptions` subscriptions.
+    func explain(key: String, snapshot: FlagSnapshot, subscriptions: Int) -> ExplainResult {
+        stack.explain(key: key, store: store, snapshot: snapshot, changes: changes, subscriptions: subscriptions)
     }
 
     /// The `metrics` families: the server's counters (read on its thread) with the daemon's.
@@ -95,22 +50,18 @@ public final class DaemonController: Sendable {
         let refresher = stack.refresher.status.withLock { $0 }
         return DaemonMetricFamilies(
             server: server, daemon: metrics.current, flags: snapshot.flags.count, revision: snapshot.revision,
-            ageSeconds: ageSeconds(stack), stale: refresher.stale, partial: refresher.partial,
+            ageSeconds: stack.ageSeconds(), stale: refresher.stale, partial: refresher.partial,
             heldSeconds: refresher.heldUntil.map { max(0, $0 - stack.refresher.clock.bootNow()) } ?? 0,
             connections: connections, subscriptions: subscriptions, overrides: store.overrideCount
         ).families
     }
 
-    /// `status.expiresAt`, which `listen` replies and `flagsChanged` notifications carry too.
-    func expiresAt() -> JSONValue {
-        let stack = self.stack
-        return FlagExpiry.expiresAt(
-            local: stack.local, refresher: stack.refresher.status.withLock { $0 }, clock: stack.refresher.clock)
-    }
+    /// `expiresAt` of a `listen` reply, as the store keeps it with the flags (and `status` reports it).
+    func expiresAt() -> JSONValue { store.expiry.json }
 
     /// `refresh`: fetches now and answers with the flags in effect after it.
     func refresh() async -> Result<any CallResult, RPCError> {
-        switch await onActiveStack({ await $0.refresher.refresh() }) {
+        switch await onActiveStack({ await $0.refresh() }) {
         case .success(let fromNetwork):
             let snapshot = store.current
             return .success(
@@ -138,7 +89,7 @@ public final class DaemonController: Sendable {
     }
 
     func pushRegistered() async -> Result<any CallResult, RPCError> {
-        let started = await onActiveStack { await $0.refresher.pushRegistered() }
+        let started = await onActiveStack { await $0.pushRegistered() }
         return .success(PushRegisteredResult(refreshStarted: started))
     }
 

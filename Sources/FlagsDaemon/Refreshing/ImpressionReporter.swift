@@ -53,7 +53,8 @@ actor ImpressionReporter {
     /// Impressions a second after the burst.
     static let ratePerSecond = 1.0
 
-    private let fetcher: any FlagFetcher
+    /// Where impressions are sent; nil: they are logged instead (the local file).
+    private let fetcher: (any FlagFetcher)?
     private let store: FlagStore
     private let session: @Sendable () -> (session: Int, userId: String)
     private let logger: Logger
@@ -71,7 +72,7 @@ actor ImpressionReporter {
     nonisolated let counts = Mutex(Counts())
 
     init(
-        fetcher: any FlagFetcher,
+        fetcher: (any FlagFetcher)?,
         store: FlagStore,
         logger: Logger,
         clock: any DaemonClock = SystemClock(),
@@ -114,7 +115,7 @@ actor ImpressionReporter {
             counts.withLock { $0.duplicate += 1 }
             return .duplicate
         case .send:
-            guard !fetcher.persists || takeToken() else {
+            guard fetcher == nil || takeToken() else {
                 ledger.finish(impression, session: session, sent: false)
                 counts.withLock { $0.failed += 1 }
                 return .failed(status: 0)
@@ -147,7 +148,7 @@ actor ImpressionReporter {
     private func send(_ flag: Flag, userId: String) async -> Outcome {
         // Status 0: never sent (R11); the caller sends it again through the stack that replaced this one.
         guard !retired else { return .failed(status: 0) }
-        guard let result = await fetcher.sendImpression(of: flag, userId: userId, date: Date()) else {
+        guard let fetcher else {
             logger.info(
                 "feature flag impression",
                 [
@@ -158,7 +159,7 @@ actor ImpressionReporter {
             counts.withLock { $0.sent += 1 }
             return .logged
         }
-        switch result {
+        switch await fetcher.sendImpression(of: flag, userId: userId, date: Date()) {
         case .success:
             counts.withLock { $0.sent += 1 }
             logger.debug("sent an impression", ["FLAG_KEY": flag.key, "RULE_ID": flag.ruleId])

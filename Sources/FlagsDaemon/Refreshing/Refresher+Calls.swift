@@ -4,20 +4,16 @@ import PushwooshAPI
 /// What clients ask of the refresher: `refresh`, `setUserId`, `setAppState`, `pushRegistered`, and a reload's
 /// new timers or retirement.
 extension Refresher {
-    /// `refresh` (R10, R12, R16): a request, or the stored flags inside the throttle window.
-    /// Returns whether the answer came from the network.
+    /// `refresh` (R10, R12, R16) by the refresh policy: a request, or the stored flags inside the throttle window.
+    /// Returns whether the answer came from the network. A source may answer `refresh` its own way
+    /// (`FlagProvider.refresh`).
     func refresh() async -> Result<Bool, PushwooshError> {
-        if let problem = fetcher.problem { return .failure(.notSent(problem)) }
-        guard fetcher.persists else {
-            // The local file is read for this caller, now: sharing a read that began before the caller's
-            // request could answer with what the file held before the caller changed it.
-            return await fetcher.fetch(userId: userId).map { _ in false }
-        }
+        if let problem = source.problem { return .failure(.notSent(problem)) }
         if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
         // F3: Pushwoosh's Retry-After holds every trigger; the caller learns until when at once.
         if let error = heldError() { return .failure(error) }
         switch await fetch(automatic: false) {
-        case .fetched: return .success(fetcher.persists)
+        case .fetched: return .success(true)
         case .failed(let error): return .failure(error)
         case .superseded: return .failure(.notSent("the user id changed while the request was in flight"))
         }
@@ -43,10 +39,8 @@ extension Refresher {
         if case .fetching(_, let task) = phase { task.cancel() }
         phase = .idle
         expired = false
-        if fetcher.persists {
-            store.replace(with: FlagSet())
-            removeCache()
-        }
+        source.userChanged()
+        removeCache()
         policy.userChanged(now: clock.bootNow())
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
@@ -64,9 +58,10 @@ extension Refresher {
         return started
     }
 
-    /// `pushRegistered` (R8c): returns whether a refresh was started.
+    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source may answer
+    /// it its own way (`FlagProvider.pushRegistered`).
     func pushRegistered() -> Bool {
-        guard fetcher.persists, fetcher.problem == nil else { return false }
+        guard source.problem == nil else { return false }
         let started = policy.pushRegistered(now: clock.bootNow())
         publish()
         wake()
@@ -75,9 +70,7 @@ extension Refresher {
 
     /// A reload changed the timers.
     func update(configuration: Configuration) {
-        var settings = RefreshPolicy.Settings(configuration)
-        if !fetcher.persists { settings.cacheMaxAge = .infinity }
-        policy.update(settings: settings, now: clock.bootNow())
+        policy.update(settings: source.settings(configuration), now: clock.bootNow())
         publish()
         wake()
     }

@@ -18,12 +18,12 @@ extension Refresher {
                 "the wall clock changed by \(Int(jump.rounded())) s; refresh timers and flag ages are unaffected",
                 ["CLOCK_JUMP_SECONDS": String(Int(jump.rounded())), "PWFLAGS_EVENT": "clock-changed"])
             do {
-                try cache.restamp(at: reading(bootNow: boot))
+                try cache?.restamp(at: reading(bootNow: boot))
             } catch {
                 logger.warning("cannot re-stamp the disk cache after the wall-clock change: \(error)")
             }
         }
-        if let age = cache.judgeAgain(at: reading(bootNow: boot)) {
+        if let age = cache?.judgeAgain(at: reading(bootNow: boot)) {
             policy.cacheAgeKnown(fetchedAt: boot - age)
             logger.notice(
                 "the disk cache's age is known again after the wall-clock change", ["AGE_SECONDS": String(Int(age))])
@@ -39,9 +39,11 @@ extension Refresher {
     /// device booting at 1970 before NTP) is served provisionally, its age counted from now, so that it never
     /// outlives CacheMaxAge from the start; a wall-clock change judges it again (`wallClockChanged`).
     func loadCache(now: Double) -> Double? {
-        let loaded = cache.load(
-            applicationCode: applicationCode, userId: userId, at: reading(bootNow: now),
-            maxAge: policy.settings.cacheMaxAge)
+        guard
+            let loaded = cache?.load(
+                applicationCode: applicationCode, userId: userId, at: reading(bootNow: now),
+                maxAge: policy.settings.cacheMaxAge)
+        else { return nil }
         let entry: FlagCache.Entry
         let fetchedAt: Double
         switch loaded {
@@ -60,7 +62,9 @@ extension Refresher {
                     + " CacheMaxAge from now, and judged again when the wall clock is set",
                 ["FETCHED_AT": String(Int(entry.fetchedAt)), "PWFLAGS_EVENT": "cache-age-unknown"])
         }
-        store.replace(with: FlagSet(entry.flags), from: .pushwoosh)
+        source.serve(
+            FlagSet(entry.flags),
+            expiry: source.expiry(fetchedAt: fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock))
         logger.info(
             "serving the disk cache",
             ["FLAG_COUNT": String(entry.flags.count), "FETCHED_AT": String(Int(entry.fetchedAt))])
@@ -68,6 +72,6 @@ extension Refresher {
     }
 
     func reading(bootNow: Double) -> CacheAge.Reading {
-        CacheAge.Reading(bootID: cache.bootID, boot: bootNow, wall: clock.wallNow())
+        CacheAge.Reading(bootID: bootID, boot: bootNow, wall: clock.wallNow())
     }
 }

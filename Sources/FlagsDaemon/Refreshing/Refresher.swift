@@ -28,8 +28,8 @@ actor Refresher {
 
     // Internal rather than private for Refresher+Calls and Refresher+DiskCache; being the actor's, nothing else
     // can change them.
-    let fetcher: any FlagFetcher
-    let store: FlagStore
+    /// The local file or Pushwoosh: it fetches, and it alone puts flags in the store (the refresher holds none).
+    let source: any FlagProvider
     let stateDirectory: StateDirectory
     let applicationCode: String
     let defaultUserId: String
@@ -48,8 +48,11 @@ actor Refresher {
     var phase = Phase.idle
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     var wallOffset: Double
-    /// The disk cache and its fetch time on both clocks.
-    var cache: CacheTimes
+    /// The disk cache and its fetch time on both clocks; nil when the source keeps none (the local file is its
+    /// own cache).
+    var cache: CacheTimes?
+    /// This boot's id, with which the disk cache records its boot-clock times.
+    let bootID: String?
     private var lastError: RefresherStatus.LastFailure?
     /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
     /// only, and `status.cacheError` says so.
@@ -66,8 +69,7 @@ actor Refresher {
     static let userIdFile = "user-id"
 
     init(
-        fetcher: any FlagFetcher,
-        store: FlagStore,
+        source: any FlagProvider,
         stateDirectory: StateDirectory,
         configuration: Configuration,
         hwid: String,
@@ -79,9 +81,9 @@ actor Refresher {
         onSessionStart: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.metrics = metrics
-        self.fetcher = fetcher
-        self.store = store
-        self.cache = CacheTimes(file: FlagCache(directory: stateDirectory), bootID: bootID)
+        self.source = source
+        self.cache = source.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
+        self.bootID = bootID
         self.stateDirectory = stateDirectory
         self.applicationCode = configuration.applicationCode
         self.defaultUserId = configuration.userID ?? hwid
@@ -90,17 +92,15 @@ actor Refresher {
         self.jitter = jitter
         self.logger = logger
         self.onSessionStart = onSessionStart
-        var settings = RefreshPolicy.Settings(configuration)
-        // The local file is its own cache: its flags never expire.
-        if !fetcher.persists { settings.cacheMaxAge = .infinity }
         // F1: the device's own phase, stable across restarts, from its HWID.
-        let policy = RefreshPolicy(settings: settings, phase: RefreshPolicy.phase(forDevice: hwid))
+        let policy = RefreshPolicy(
+            settings: source.settings(configuration), phase: RefreshPolicy.phase(forDevice: hwid))
         self.policy = policy
         let saved = stateDirectory.read(Self.userIdFile).map { String(decoding: $0, as: UTF8.self) }
         let userId = saved.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.userID ?? hwid
         self.userId = userId
         self.status = Mutex(
-            RefresherStatus(userId: userId, foreground: policy.isForeground, session: 0, problem: fetcher.problem)
+            RefresherStatus(userId: userId, foreground: policy.isForeground, session: 0, problem: source.problem)
         )
     }
 
@@ -110,8 +110,8 @@ actor Refresher {
     func start() {
         let now = clock.bootNow()
         var cachedAt: Double?
-        if fetcher.persists, fetcher.problem == nil { cachedAt = loadCache(now: now) }
-        if let problem = fetcher.problem {
+        if source.problem == nil { cachedAt = loadCache(now: now) }
+        if let problem = source.problem {
             logger.error("flags will not be requested: \(problem)")
         }
         policy.start(now: now, cachedFetchedAt: cachedAt)
@@ -142,15 +142,15 @@ actor Refresher {
         if due.expireFlags {
             logger.warning("the stored flags are older than CacheMaxAge and are no longer served (R15)")
             expired = true
-            // Status first, then listeners, as for a fetch: a client that reads `status` or `explain` on the
-            // removal sees the flags gone, not a fetch time that no longer holds.
+            // Status first, as for a fetch: a client that reads `status` or `explain` on the removal sees the
+            // flags gone, not a fetch time that no longer holds.
             publish()
-            store.replace(with: FlagSet())
+            source.serve(FlagSet(), expiry: .never)
             removeCache()
         }
         publish()
         guard !due.refresh.isEmpty else { return }
-        if fetcher.problem != nil {
+        if source.problem != nil {
             policy.requestStarted(now: now)
             publish()
             return
@@ -219,7 +219,7 @@ actor Refresher {
         policy.requestStarted(now: clock.bootNow())
         publish()
         let generation = self.generation
-        let result = await fetcher.fetch(userId: userId)
+        let result = await source.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
         // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
         guard !isRetired else { return .failed(Self.retiredError) }
@@ -230,21 +230,22 @@ actor Refresher {
         switch result {
         case .success(let response):
             metrics.refreshed(trigger: trigger, outcome: response.partial ? "partial" : "complete", status: 200)
-            cache.replacedInMemory()
+            cache?.replacedInMemory()
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
             lastError = nil
             expired = false
-            // status first, then listeners: a client that reads status on a change sees the new fetch time.
+            // Status first, so that a client that reads `status` on a change sees the new fetch time; what
+            // listeners are told (`expiresAt` included) travels with the update itself.
             publish()
-            if !fetcher.appliesFlags { store.replace(with: FlagSet(response.flags), from: .pushwoosh) }
+            source.fetched(response, expiry: expiry)
             if response.partial {
                 logger.notice(
                     "Pushwoosh sent a partial response: served, not stored (R13)",
                     ["FLAG_COUNT": String(response.flags.count)])
-            } else if fetcher.persists {
+            } else if cache != nil {
                 do {
-                    try cache.store(
+                    try cache?.store(
                         response.flags, applicationCode: applicationCode, userId: userId, at: reading(bootNow: now))
                     cacheError = nil
                 } catch {
@@ -253,11 +254,6 @@ actor Refresher {
                         "cannot write the disk cache; flags are served from memory: \(error)",
                         ["PWFLAGS_EVENT": "cache-write-failed"])
                 }
-            }
-            if fetcher.persists {
-                logger.info(
-                    "fetched flags",
-                    ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
             }
             publish()
             return .fetched
@@ -301,9 +297,11 @@ actor Refresher {
 
     // MARK: Internals
 
+    /// Removes the disk cache, when the source keeps one.
     func removeCache() {
+        guard cache != nil else { return }
         do {
-            try cache.remove()
+            try cache?.remove()
             cacheError = nil
         } catch {
             cacheError = (error.description, clock.bootNow())
@@ -316,19 +314,25 @@ actor Refresher {
         let snapshot = RefresherStatus(
             userId: userId,
             fetchedAt: policy.fetchedAt,
-            cacheMaxAge: policy.settings.cacheMaxAge,
             stale: policy.isStale(now: now),
             partial: policy.servesPartial,
             lastError: lastError,
-            nextRefreshAt: fetcher.problem == nil ? policy.nextRefreshAt(now: now) : nil,
+            nextRefreshAt: source.problem == nil ? policy.nextRefreshAt(now: now) : nil,
             heldUntil: policy.hold(now: now),
             foreground: policy.isForeground,
             sessionStartedAt: policy.sessionStartedAt,
             session: policy.session,
-            problem: fetcher.problem,
+            problem: source.problem,
             cacheError: cacheError,
             expired: expired
         )
         status.withLock { $0 = snapshot }
+        // The expiry moves without a change of flags too: a reload's CacheMaxAge, a disk cache's age made known.
+        source.restamp(expiry)
+    }
+
+    /// When the flags served stop being served (R15), as the source says by the policy as it stands.
+    var expiry: FlagExpiry {
+        source.expiry(fetchedAt: policy.fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock)
     }
 }

@@ -6,13 +6,11 @@ import PushwooshAPI
 /// What the refresher knows for `status`, published after every change so the socket loop reads it without
 /// waiting on the actor.
 ///
-/// Its times are boot-clock seconds; they become wall times only when shown (`fields(clock:)`), by the wall
+/// Its times are boot-clock seconds; they become wall times only when shown (`fill(_:clock:)`), by the wall
 /// clock as it reads then, so that `status` is right straight after a wall-clock change.
 struct RefresherStatus: Sendable, Equatable {
     var userId: String
     var fetchedAt: Double?
-    /// `CacheMaxAge` in seconds, as the policy applies it (a reload may change it).
-    var cacheMaxAge: Double = .infinity
     var stale = false
     var partial = false
     var lastError: LastFailure?
@@ -34,7 +32,7 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.heldUntil == rhs.heldUntil && lhs.foreground == rhs.foreground
             && lhs.sessionStartedAt == rhs.sessionStartedAt
             && lhs.session == rhs.session && lhs.problem == rhs.problem
-            && lhs.cacheMaxAge == rhs.cacheMaxAge && lhs.cacheError?.reason == rhs.cacheError?.reason
+            && lhs.cacheError?.reason == rhs.cacheError?.reason
             && lhs.cacheError?.at == rhs.cacheError?.at && lhs.expired == rhs.expired
     }
 
@@ -62,13 +60,6 @@ struct RefresherStatus: Sendable, Equatable {
         status.sessionStartedAt = wall.timestamp(sessionStartedAt)
         status.problem = problem
         status.cacheError = cacheError.map { StatusResult.CacheError(reason: $0.reason, at: wall.text($0.at)) }
-    }
-
-    /// `status.expiresAt`: when the flags fetched at `fetchedAt` reach `maxAge` (R15), so that a client mirror
-    /// knows how long it may serve them while the daemon is away; null without flags or without an age limit.
-    func expiresAt(maxAge: Double, clock: any DaemonClock) -> JSONValue {
-        guard let fetchedAt, maxAge.isFinite else { return .null }
-        return .string(WallTimes(clock).text(fetchedAt + maxAge))
     }
 
     /// Boot-clock times as wall times, both clocks read once.

@@ -39,9 +39,6 @@ final class RequestRouter {
         self.submit = submit
     }
 
-    /// `status.expiresAt`, which `listen` replies and `flagsChanged` notifications carry too.
-    func expiresAt() -> JSONValue { controller.expiresAt() }
-
     /// Answers one request line on `connection`, or hands it to the async side (then the connection is busy).
     func route(
         _ line: ArraySlice<UInt8>, on connection: Connection, snapshot: FlagSnapshot, limits: ServerLimits,
@@ -106,12 +103,8 @@ final class RequestRouter {
             subscriptions.unlisten(connection, subscription: subscription, requestID: requestID)
         case .status:
             guard let id = requestID else { return }
-            var status = controller.status()
-            status.flags = snapshot.flags.count
-            status.revision = snapshot.revision
-            status.epoch = snapshot.epoch
-            status.connections = openConnections
-            status.subscriptions = subscriptions.count
+            let status = controller.status(
+                snapshot: snapshot, connections: openConnections, subscriptions: subscriptions.count)
             Message.writeResult(id: id, result: status, to: &connection.output)
         case .refresh:
             hand(connection, requestID) { await controller.refresh() }
@@ -127,8 +120,8 @@ final class RequestRouter {
             hand(connection, requestID) { await controller.reload() }
         case .explain(let key):
             guard let id = requestID else { return }
-            var result = controller.explain(key: key, snapshot: snapshot)
-            result.subscriptions = subscriptions.count(forKey: key)
+            let result = controller.explain(
+                key: key, snapshot: snapshot, subscriptions: subscriptions.count(forKey: key))
             Message.writeResult(id: id, result: result, to: &connection.output)
         case .metrics(let format):
             guard let id = requestID else { return }

@@ -227,7 +227,7 @@ final class ServerLoop: @unchecked Sendable {
     private func apply(_ update: FlagUpdate, madeAt: UInt64) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
-        let notified = subscriptions.fanOut(update, to: Array(connections.values), expiresAt: router.expiresAt) {
+        let notified = subscriptions.fanOut(update, to: Array(connections.values)) {
             settle($0)
         }
         guard !notified.isEmpty else { return }

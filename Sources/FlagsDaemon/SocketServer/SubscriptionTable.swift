@@ -101,19 +101,19 @@ final class SubscriptionTable {
     }
 
     /// Queues a `flagsChanged` notification on every subscription whose keys `update` touches (R9), in one pass
-    /// over the connections; `settle` runs once for each connection that has subscriptions.
+    /// over the connections, with the update's epoch, revision and expiry; `settle` runs once for each connection that has subscriptions.
     ///
     /// The part of the notification after the subscription id is encoded once for all subscribers of every key
     /// and shared by reference; subscriptions to chosen keys get their own. Returns the connections it queued a
     /// notification on.
     @discardableResult
     func fanOut(
-        _ update: FlagUpdate, to connections: [Connection], expiresAt: () -> JSONValue,
-        settle: (Connection) -> Void
+        _ update: FlagUpdate, to connections: [Connection], settle: (Connection) -> Void
     ) -> [Connection] {
         guard count > 0 else { return [] }
         var notified: [Connection] = []
-        let expiresAt = expiresAt()
+        // The update's own: read anywhere else, it could belong to a later change than this one.
+        let expiresAt = update.expiry.json
         let encoded = update.snapshot.encoded
         let revision = update.snapshot.revision
         func tail(for diff: FlagDiff) -> ByteChunk {

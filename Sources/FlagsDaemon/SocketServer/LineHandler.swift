@@ -10,6 +10,8 @@ import UnixIO
 /// engine's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked inbox and
 /// the engine's doorbell. The jobs around it have their own types, owned by that thread too: `Connection`
 /// (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen` and fan-out).
+///
+/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Mutex` inbox and the doorbell.
 final class LineHandler: ConnectionHandler, @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {

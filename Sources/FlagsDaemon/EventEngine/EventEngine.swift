@@ -122,13 +122,12 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
                 }
             }
             if listenReady { acceptConnections() }
-            let now = EngineClock.now()
-            if let paused = gate.pausedUntil, now >= paused { gate.resume() }
-            if let beat = nextBeat, let heartbeat, now >= beat {
+            if let paused = gate.pausedUntil, EngineClock.now() >= paused { gate.resume() }
+            if let beat = nextBeat, let heartbeat, EngineClock.now() >= beat {
                 heartbeat.action()
                 nextBeat = EngineClock.now() + EngineClock.nanoseconds(heartbeat.interval)
             }
-            handler.tick(now: now)
+            handler.tick()
         }
         for connection in Array(connections.values) { close(connection) }
         gate.stop()

@@ -78,7 +78,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         if stopRequested.withLock({ $0 }) { engine.beginDraining(timeout: Self.drainTimeout) }
     }
 
-    func tick(now: UInt64) {
+    func tick() {
+        let now = EngineClock.now()
         publishChanges(now: now)
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {

@@ -116,7 +116,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
 
     func nextDeadline() -> UInt64? { nil }
 
-    func tick(now: UInt64) {}
+    func tick() {}
 
     // MARK: Answers from the async side, changes of the flag set
 

@@ -16,8 +16,8 @@ import UnixIO
     static func connection() -> Connection { Connection(id: 1, fd: -1, peer: peer, maxLineBytes: 1024) }
 
     static func text(_ connection: Connection) -> String {
-        defer { connection.output.removeAll() }
-        return String(decoding: connection.output, as: UTF8.self)
+        defer { connection.output.bytes.removeAll() }
+        return String(decoding: connection.output.bytes, as: UTF8.self)
     }
 
     @Test func listenPastMaxSubscriptionsIsRefusedAndNotCounted() {
@@ -45,7 +45,7 @@ import UnixIO
         table.listen(
             connection, keys: ["a", "b"], requestID: nil, limits: ServerLimits(), snapshot: snapshot,
             expiresAt: { .null })
-        #expect(connection.output.isEmpty)
+        #expect(connection.output.bytes.isEmpty)
         #expect(connection.listenKeyUnits > 0)
         table.unlisten(connection, subscription: "s9", requestID: RequestID(.number(3)))
         #expect(Self.text(connection).contains("is not a subscription of this connection"))
@@ -73,7 +73,7 @@ import UnixIO
         var settled: [ObjectIdentifier] = []
         table.fanOut(update, to: [onA, onB]) { settled.append(ObjectIdentifier($0)) }
         #expect(Self.text(onA).contains("flagsChanged"))
-        #expect(onB.output.isEmpty)
+        #expect(onB.output.bytes.isEmpty)
         #expect(settled.count == 2)
     }
 

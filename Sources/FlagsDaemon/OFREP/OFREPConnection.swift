@@ -3,23 +3,22 @@ import UnixIO
 
 /// One OFREP client connection, owned by the listener's loop thread: its request parser, its unsent answers
 /// and its deadline.
-final class OFREPConnection {
+final class OFREPConnection: EngineConnection {
     let fd: Int32
     /// Who the rate rule counts this connection as (`uid:1000`, `ip:127.0.0.1`).
     let peer: String
     var parser: HTTPRequestParser
-    /// Answers not yet sent, in order, and how much of the first one went out. Heads and bodies are separate
-    /// arrays: a bulk body is shared with the snapshot's cache, not copied per answer.
-    private(set) var output: [[UInt8]] = []
-    private(set) var outputOffset = 0
+    /// Answers not yet sent, in order. Heads and bodies are separate arrays queued by reference: a bulk body
+    /// is shared with the snapshot's cache, not copied per answer, and they go out gathered in one `sendmsg`.
+    var output = OutputQueue()
     /// The bytes in `output` not yet sent.
-    private(set) var pendingCount = 0
+    var pendingCount: Int { output.pendingBytes }
     /// When the connection is closed unless a whole request has arrived (monotonic nanoseconds).
     var deadline: UInt64
     /// Set once an answer says `Connection: close`: nothing more is read or answered.
     var closesAfterFlush = false
-    /// The events epoll watches for now.
-    var watching: Epoll.Events = .input
+    /// The epoll events currently registered.
+    var interest: Epoll.Events = []
     /// True once the client presented the token (or none is asked for): only such a connection keeps its slot
     /// when the listener is full and a new client arrives.
     var isAuthenticated: Bool
@@ -42,30 +41,12 @@ final class OFREPConnection {
 
     /// Queues bytes to send.
     func enqueue(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
         output.append(bytes)
-        pendingCount += bytes.count
     }
 
     /// Queues an answer: its head, then its body (none for 304).
     func enqueue(_ response: HTTPResponse, closing: Bool) {
         enqueue(response.head(closing: closing))
         if response.status != 304 { enqueue(response.body) }
-    }
-
-    /// Records that `count` bytes from the front of `output` were sent.
-    func sent(_ count: Int) {
-        var remaining = count
-        pendingCount -= count
-        while remaining > 0, let first = output.first {
-            let left = first.count - outputOffset
-            if remaining < left {
-                outputOffset += remaining
-                return
-            }
-            remaining -= left
-            output.removeFirst()
-            outputOffset = 0
-        }
     }
 }

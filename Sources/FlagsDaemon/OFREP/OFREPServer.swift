@@ -2,9 +2,9 @@ import FlagsCore
 import FoundationEssentials
 import UnixIO
 
-/// The OFREP listener (docs/openfeature.md) as a service: its epoll loop on a thread of its own.
+/// The OFREP listener (docs/openfeature.md) as a service: its event engine on a thread of its own.
 public final class OFREPServer: Service {
-    private let loop: OFREPLoop
+    private let engine: EventEngine<OFREPHandler>
 
     /// Serves `listenFD`, a listening stream socket the server now owns and closes at the end. `token` is asked
     /// of TCP clients only (`isTCP`); Unix socket clients are vetted by the socket file's permissions.
@@ -14,29 +14,31 @@ public final class OFREPServer: Service {
         listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String] = [],
         limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics
     ) throws(SystemError) {
-        loop = try OFREPLoop(
-            listenFD: listenFD, isTCP: isTCP, store: store, token: token, allowedOrigins: allowedOrigins,
-            limits: limits, logger: logger, metrics: metrics)
+        engine = try EventEngine(listenFD: listenFD, logger: logger, logPrefix: "OFREP: ") { doorbell in
+            OFREPHandler(
+                doorbell: doorbell, listenFD: listenFD, isTCP: isTCP, store: store, token: token,
+                allowedOrigins: allowedOrigins, limits: limits, logger: logger, metrics: metrics)
+        }
     }
 
     /// Serves until shut down or cancelled.
     public func run() async {
-        let loop = self.loop
+        let engine = self.engine
         await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 DetachedThread.start(name: "pwflagsd-ofrep") {
-                    loop.run()
+                    engine.run()
                     done.resume()
                 }
             }
         } onCancel: {
-            loop.stop()
+            engine.handler.stop()
         }
     }
 
     /// Stops accepting; `run()` sends what is queued (briefly), closes and returns.
     public func shutdownGracefully() async {
-        loop.stop()
+        engine.handler.stop()
     }
 
     public var returnsAfterGracefulShutdown: Bool { true }

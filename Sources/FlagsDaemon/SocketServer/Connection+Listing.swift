@@ -9,36 +9,36 @@ extension Connection {
         id: RequestID, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<FlagKey>? = nil,
         snapshot: FlagSnapshot, unchanged: Bool = false
     ) {
-        Message.writeResultPrefix(id: id, to: &output)
+        Message.writeResultPrefix(id: id, to: &output.bytes)
         let listen = subscription.map { ($0.id, $0.expiresAt) }
         if unchanged {
             FlagListing.writeUnchanged(
-                epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output)
-            output.append(contentsOf: Message.resultSuffix)
+                epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output.bytes)
+            output.bytes.append(contentsOf: Message.resultSuffix)
             return
         }
         if listen == nil {
-            output.append(contentsOf: snapshot.listingHead)
+            output.bytes.append(contentsOf: snapshot.listingHead)
         } else {
-            FlagListing.writeHead(epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output)
+            FlagListing.writeHead(epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output.bytes)
         }
         if let keys {
-            output.append(UInt8(ascii: "["))
+            output.bytes.append(UInt8(ascii: "["))
             var first = true
             for key in keys.sorted() {
                 guard let encoded = snapshot.encoded[key] else { continue }
-                if !first { output.append(UInt8(ascii: ",")) }
+                if !first { output.bytes.append(UInt8(ascii: ",")) }
                 first = false
-                output.append(contentsOf: encoded)
+                output.bytes.append(contentsOf: encoded)
             }
-            output.append(UInt8(ascii: "]"))
+            output.bytes.append(UInt8(ascii: "]"))
         } else if snapshot.encodedList.count < 4096 {
-            output.append(
+            output.bytes.append(
                 contentsOf: UnsafeRawBufferPointer(start: snapshot.encodedList.base, count: snapshot.encodedList.count))
         } else {
-            append(shared: snapshot.encodedList)
+            output.append(shared: snapshot.encodedList)
         }
-        FlagListing.writeTail(fromNetwork: nil, to: &output)
-        output.append(contentsOf: Message.resultSuffix)
+        FlagListing.writeTail(fromNetwork: nil, to: &output.bytes)
+        output.bytes.append(contentsOf: Message.resultSuffix)
     }
 }

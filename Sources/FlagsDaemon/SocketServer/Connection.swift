@@ -3,27 +3,14 @@ import FlagsProtocol
 import UnixIO
 
 /// One client connection, owned by the server loop's thread and touched by nothing else.
-final class Connection {
+final class Connection: EngineConnection {
     /// Unique for the daemon's life; file descriptors are reused, ids are not.
     let id: UInt64
     let fd: Int32
     let peer: PeerCredentials
     var framer: LineFramer
-    /// Output being built, and on the fast path (nothing queued) unsent output; `outputOffset` bytes of it
-    /// are already written.
-    var output: [UInt8] = []
-    var outputOffset = 0
-    /// Sealed output waiting for the socket, in order; shared chunks are queued by reference.
-    var queue: [ByteChunk] = []
-    /// Bytes of `queue[0]` already written.
-    var queueOffset = 0
-    /// Bytes in `queue`, minus `queueOffset`.
-    var queuedBytes = 0
-    /// Bytes written to the socket since the connection opened.
-    var sentBytes = 0
-    /// Where the first message not yet wholly sent ends, counted as `sentBytes` counts; known once it was
-    /// looked for (`unsentOfFirstMessage`).
-    var firstMessageEnd = 0
+    /// Unsent output: answers are written into `output.bytes`, shared listings queued by reference.
+    var output = OutputQueue()
     /// Lines wait unread because more than `MaxPendingBytes` of output waits (`ServerLimits.takesRequests`).
     var heldBack = false
     /// A request that may wait is being carried out; later lines wait so that responses keep request order.
@@ -48,28 +35,7 @@ final class Connection {
         self.framer = LineFramer(maximumLineBytes: maxLineBytes)
     }
 
-    var pendingBytes: Int { queuedBytes + output.count - outputOffset }
-
-    /// Moves the output built so far behind what is queued.
-    func seal() {
-        guard output.count > outputOffset else {
-            output.removeAll(keepingCapacity: true)
-            outputOffset = 0
-            return
-        }
-        let chunk = ByteChunk(output[outputOffset...])
-        queue.append(chunk)
-        queuedBytes += chunk.count
-        output.removeAll(keepingCapacity: output.capacity <= 65536)
-        outputOffset = 0
-    }
-
-    /// Queues shared bytes after everything written so far.
-    func append(shared chunk: ByteChunk) {
-        seal()
-        queue.append(chunk)
-        queuedBytes += chunk.count
-    }
+    var pendingBytes: Int { output.pendingBytes }
 
     /// The peer's supplementary groups, asked of the kernel once.
     var supplementaryGroups: [UInt32]? {

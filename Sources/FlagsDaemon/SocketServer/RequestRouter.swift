@@ -53,7 +53,7 @@ final class RequestRouter {
         case .failure(let failure):
             if let id = RequestID(echoing: failure.id, in: line) {
                 metrics.error(failure.error)
-                Message.writeError(id: id, error: failure.error, to: &connection.output)
+                Message.writeError(id: id, error: failure.error, to: &connection.output.bytes)
             }
             return
         case .success(let decoded):
@@ -67,7 +67,7 @@ final class RequestRouter {
         } catch {
             if let id = requestID {
                 metrics.error(error)
-                Message.writeError(id: id, error: error, to: &connection.output)
+                Message.writeError(id: id, error: error, to: &connection.output.bytes)
             }
             return
         }
@@ -80,7 +80,7 @@ final class RequestRouter {
             noteRefusedCall(call, on: connection)
             if let id = requestID {
                 metrics.error(refusal)
-                Message.writeError(id: id, error: refusal, to: &connection.output)
+                Message.writeError(id: id, error: refusal, to: &connection.output.bytes)
             }
             return
         }
@@ -105,7 +105,7 @@ final class RequestRouter {
             guard let id = requestID else { return }
             let status = controller.status(
                 snapshot: snapshot, connections: openConnections, subscriptions: subscriptions.count)
-            Message.writeResult(id: id, result: status, to: &connection.output)
+            Message.writeResult(id: id, result: status, to: &connection.output.bytes)
         case .refresh:
             hand(connection, requestID) { await controller.refresh() }
         case .logImpression(let key):
@@ -122,18 +122,18 @@ final class RequestRouter {
             guard let id = requestID else { return }
             let result = controller.explain(
                 key: key, snapshot: snapshot, subscriptions: subscriptions.count(forKey: key))
-            Message.writeResult(id: id, result: result, to: &connection.output)
+            Message.writeResult(id: id, result: result, to: &connection.output.bytes)
         case .metrics(let format):
             guard let id = requestID else { return }
             let text = metricsText(format: format, snapshot: snapshot, openConnections: openConnections)
-            Message.writeResult(id: id, result: MetricsResult(text: text), to: &connection.output)
+            Message.writeResult(id: id, result: MetricsResult(text: text), to: &connection.output.bytes)
         case .setOverride(let override):
             hand(connection, requestID) { controller.overrides.set(override) }
         case .clearOverride(let key):
             hand(connection, requestID) { controller.overrides.clear(key) }
         case .listOverrides:
             guard let id = requestID else { return }
-            Message.writeResult(id: id, result: controller.overrides.list(), to: &connection.output)
+            Message.writeResult(id: id, result: controller.overrides.list(), to: &connection.output.bytes)
         }
     }
 
@@ -142,12 +142,12 @@ final class RequestRouter {
         switch request {
         case .get(let id, let key):
             metrics.fastGets &+= 1
-            GetResult.writeLine(id: id, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output)
+            GetResult.writeLine(id: id, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
         case .isEnabled(let id, let key, let fallback):
             metrics.fastIsEnabled &+= 1
             let flag = snapshot.flags[key]
             IsEnabledResult.writeLine(
-                id: id, enabled: flag?.isEnabled ?? fallback, found: flag != nil, to: &connection.output)
+                id: id, enabled: flag?.isEnabled ?? fallback, found: flag != nil, to: &connection.output.bytes)
         case .getAll(let id):
             metrics.fastGetAll &+= 1
             connection.writeListing(id: RequestID(text: id), subscription: nil, snapshot: snapshot)
@@ -181,7 +181,7 @@ final class RequestRouter {
 
     /// Logs refused control calls (-32001) at most once a second, as refused connections are.
     private func noteRefusedCall(_ call: Call, on connection: Connection) {
-        guard let count = refusedCalls.record(now: ServerLoop.now()) else { return }
+        guard let count = refusedCalls.record(now: EngineClock.now()) else { return }
         logger.notice(
             "refused a control method",
             ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)]

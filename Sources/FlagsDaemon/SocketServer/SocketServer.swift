@@ -5,7 +5,7 @@ public import UnixIO
 /// The local socket server (docs/protocol.md): an epoll loop on its own thread for the socket, and a task group
 /// for requests that may wait.
 public final class SocketServer: Service {
-    private let loop: ServerLoop
+    private let engine: EventEngine<LineHandler>
     private let work: AsyncStream<RequestRouter.Work>
     private let workSink: AsyncStream<RequestRouter.Work>.Continuation
 
@@ -23,28 +23,27 @@ public final class SocketServer: Service {
         let (work, workSink) = AsyncStream<RequestRouter.Work>.makeStream(bufferingPolicy: .unbounded)
         self.work = work
         self.workSink = workSink
-        self.loop = try ServerLoop(
-            listenFD: listenFD,
-            store: store,
-            controller: handler,
-            limits: limits,
-            access: access,
-            logger: logger,
-            heartbeat: heartbeat.map { ServerLoop.Heartbeat(interval: $0.interval, action: $0.action) },
-            submit: { workSink.yield($0) }
-        )
+        self.engine = try EventEngine(
+            listenFD: listenFD, logger: logger,
+            heartbeat: heartbeat.map { .init(interval: $0.interval, action: $0.action) }
+        ) { doorbell in
+            LineHandler(
+                doorbell: doorbell, store: store, controller: handler, limits: limits, access: access, logger: logger,
+                submit: { workSink.yield($0) })
+        }
     }
 
     /// Serves until `shutdown()`: then stops accepting, answers the lines already received, flushes, and returns.
     public func run() async {
-        let loop = self.loop
+        let engine = self.engine
+        let loop = engine.handler
         let workSink = self.workSink
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                         DetachedThread.start(name: "pwflagsd-socket") {
-                            loop.run()
+                            engine.run()
                             workSink.finish()
                             done.resume()
                         }
@@ -64,23 +63,23 @@ public final class SocketServer: Service {
 
     /// Begins a graceful shutdown; `run()` returns when it is done.
     public func shutdown() {
-        loop.post(.shutdown)
+        engine.handler.post(.shutdown)
     }
 
     /// Applies new limits (a reload); connections already open keep their line limit.
     public func update(limits: ServerLimits) {
-        loop.post(.limits(limits))
+        engine.handler.post(.limits(limits))
     }
 
     /// The `metrics` text, rendered on the loop's thread where its counters live.
     func metricsText(format: MetricsFormat) async -> String {
         await withCheckedContinuation { done in
-            loop.post(.metrics(format, reply: { done.resume(returning: $0) }))
+            engine.handler.post(.metrics(format, reply: { done.resume(returning: $0) }))
         }
     }
 
     /// Applies a new `ControlGroups` policy (a reload).
     public func update(access: AccessPolicy) {
-        loop.post(.access(access))
+        engine.handler.post(.access(access))
     }
 }

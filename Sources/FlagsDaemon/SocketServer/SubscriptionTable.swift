@@ -51,7 +51,8 @@ final class SubscriptionTable {
             if let requestID {
                 metrics.error(.tooManySubscriptions(limit: limits.maxSubscriptions))
                 Message.writeError(
-                    id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions), to: &connection.output)
+                    id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions),
+                    to: &connection.output.bytes)
             }
             return
         }
@@ -62,7 +63,7 @@ final class SubscriptionTable {
                 let error = RPCError.tooManyListenKeys(
                     limit: limits.maxListenKeys, held: connection.listenKeyUnits, requested: units)
                 metrics.error(error)
-                Message.writeError(id: requestID, error: error, to: &connection.output)
+                Message.writeError(id: requestID, error: error, to: &connection.output.bytes)
             }
             return
         }
@@ -83,7 +84,7 @@ final class SubscriptionTable {
         guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
             if let id = requestID {
                 metrics.error(.unknownSubscription)
-                Message.writeError(id: id, error: .unknownSubscription, to: &connection.output)
+                Message.writeError(id: id, error: .unknownSubscription, to: &connection.output.bytes)
             }
             return
         }
@@ -91,7 +92,7 @@ final class SubscriptionTable {
         connection.listenKeyUnits -= ListenKeyCost.units(of: removed.keys)
         count -= 1
         track(removed.keys, -1)
-        if let id = requestID { Message.writeResult(id: id, result: EmptyResult(), to: &connection.output) }
+        if let id = requestID { Message.writeResult(id: id, result: EmptyResult(), to: &connection.output.bytes) }
     }
 
     /// Forgets the subscriptions of a connection that closed.
@@ -141,11 +142,12 @@ final class SubscriptionTable {
                     everyKey = chunk
                 }
                 queued = true
-                FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output)
+                FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output.bytes)
                 if chunk.count < 512 {
-                    connection.output.append(contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
+                    connection.output.bytes.append(
+                        contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
                 } else {
-                    connection.append(shared: chunk)
+                    connection.output.append(shared: chunk)
                 }
             }
             if queued { notified.append(connection) }

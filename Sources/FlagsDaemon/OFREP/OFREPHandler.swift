@@ -1,0 +1,108 @@
+import FlagsCore
+import OFREP
+import Synchronization
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// OFREP over HTTP on the event engine, apart from the line protocol's: its parsing, answers, CORS, and event
+/// streams (OFREPHandler+Streams); one connection's steps are in OFREPHandler+Connections.
+///
+/// Every answer is computed on the engine's thread from the store's current snapshot (no request waits on
+/// anything), so a connection is a parser, an output queue and a deadline. Other threads only ask it to stop,
+/// or ring that the store changed, through the engine's doorbell. Bounded: `maxConnections` (more get 503 and
+/// are closed), the parser's head and body limits, the idle deadline (a slow or silent client is closed, 408
+/// if it was mid-request), and `maxPendingBytes` of answers per connection (past it the connection's next
+/// requests wait unread until the client reads).
+///
+/// `@unchecked Sendable`: other threads call only `stop()`, which touches the `Mutex` and the doorbell.
+final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
+    let stopRequested = Mutex(false)
+    private let doorbell: Doorbell
+    let isTCP: Bool
+    let responder: OFREPResponder
+    let limits: OFREPLimits
+    let logger: Logger
+    /// Where TCP clients reach the listener (`http://127.0.0.1:8016`), for the stream URL; nil on a Unix socket.
+    let streamOrigin: String?
+    let metrics: DaemonMetrics
+
+    // Loop thread only.
+    unowned(unsafe) var engine: EventEngine<OFREPHandler>!
+    var limiter: OFREPRateLimiter
+    var flags: OFREPFlagsCache
+    var acceptedCount: UInt64 = 0
+    var streams: OFREPEventStreams
+    var streamCount = 0
+    /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
+    var advertised: (source: EntityTag, channel: String, flags: OFREPFlags)?
+
+    /// The longest the loop flushes answers at shutdown.
+    static let drainTimeout: UInt64 = 1_000_000_000
+
+    init(
+        doorbell: Doorbell, listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?,
+        allowedOrigins: [String], limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics
+    ) {
+        self.doorbell = doorbell
+        self.isTCP = isTCP
+        self.responder = OFREPResponder(token: isTCP ? token : nil, allowedOrigins: Set(allowedOrigins))
+        self.limits = limits
+        self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
+        self.flags = OFREPFlagsCache(store: store, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
+        self.logger = logger
+        self.metrics = metrics
+        if isTCP, let host = InetSocket.localHost(listenFD), let port = InetSocket.localPort(listenFD) {
+            streamOrigin = "http://" + (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
+        } else {
+            streamOrigin = nil
+        }
+        streams = OFREPEventStreams(etag: "", wallSeconds: Self.wallSeconds())
+        let initial = advertisedFlags(now: EngineClock.now()).bulkETag?.quoted ?? ""
+        _ = streams.record(etag: initial, wallSeconds: Self.wallSeconds())
+        _ = store.observe { [doorbell] _ in doorbell.ring() }
+    }
+
+    /// Asks the loop to stop, from any thread.
+    func stop() {
+        stopRequested.withLock { $0 = true }
+        doorbell.ring()
+    }
+
+    var maxConnections: Int { limits.maxConnections }
+
+    /// A stop, or a change of the flags (announced to the streams in `tick`).
+    func woke() {
+        if stopRequested.withLock({ $0 }) { engine.beginDraining(timeout: Self.drainTimeout) }
+    }
+
+    func tick() {
+        let now = EngineClock.now()
+        publishChanges(now: now)
+        for connection in Array(engine.connections.values) where now >= connection.deadline {
+            if connection.isStream {
+                beat(connection, now: now)
+            } else {
+                expire(connection)
+            }
+        }
+    }
+
+    /// At shutdown: what is answered is sent (until the drain's deadline), nothing more is read.
+    func drainStarted() {
+        for connection in Array(engine.connections.values) {
+            if connection.pendingCount == 0 {
+                engine.close(connection)
+            } else {
+                connection.closesAfterFlush = true
+                engine.setInterest(connection, .output)
+            }
+        }
+    }
+
+    func stopped() {}
+
+    static func wallSeconds() -> Int { time(nil) }
+}

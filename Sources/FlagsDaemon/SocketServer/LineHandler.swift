@@ -1,0 +1,149 @@
+import FlagsCore
+import FlagsProtocol
+import Synchronization
+import UnixIO
+
+/// The line protocol on the event engine: the inbox, answers from the async side, new snapshots, and the steps
+/// of one connection (LineHandler+Connections).
+///
+/// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
+/// engine's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked inbox and
+/// the engine's doorbell. The jobs around it have their own types, owned by that thread too: `Connection`
+/// (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen` and fan-out).
+///
+/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Mutex` inbox and the doorbell.
+final class LineHandler: ConnectionHandler, @unchecked Sendable {
+    /// Messages to the loop from other threads.
+    enum Mail: Sendable {
+        /// `at`: when the store made the change (`now()`), from which its propagation is measured.
+        case update(FlagUpdate, at: UInt64)
+        /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
+        case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
+        case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
+        case limits(ServerLimits)
+        case access(AccessPolicy)
+        case shutdown
+    }
+
+    // Shared with other threads.
+    private let inbox = Mutex<[Mail]>([])
+    private let doorbell: Doorbell
+
+    // Loop thread only (read by the steps in LineHandler+Connections too).
+    unowned(unsafe) var engine: EventEngine<LineHandler>!
+    let router: RequestRouter
+    let metrics: ServerMetrics
+    let propagation: PropagationTracker
+    let subscriptions: SubscriptionTable
+    var limits: ServerLimits
+    let logger: Logger
+    var snapshot: FlagSnapshot
+    var nextConnectionID: UInt64 = 1
+
+    /// The drain allowed at shutdown for in-flight requests and unsent output.
+    static let drainTimeout: UInt64 = 2_000_000_000
+
+    init(
+        doorbell: Doorbell,
+        store: FlagStore,
+        controller: DaemonController,
+        limits: ServerLimits,
+        access: AccessPolicy,
+        logger: Logger,
+        submit: @escaping @Sendable (RequestRouter.Work) -> Void
+    ) {
+        self.doorbell = doorbell
+        self.limits = limits
+        self.logger = logger
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        self.propagation = PropagationTracker(metrics: metrics)
+        self.subscriptions = SubscriptionTable(metrics: metrics)
+        self.router = RequestRouter(
+            access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
+            submit: submit)
+        self.snapshot = FlagSnapshot.initial(epoch: store.epoch)
+        // Observe before reading the snapshot so that no update falls between the two.
+        self.snapshot = store.observe { [weak self] update in self?.post(.update(update, at: EngineClock.now())) }
+    }
+
+    /// Hands a message to the loop from any thread.
+    func post(_ message: Mail) {
+        inbox.withLock { $0.append(message) }
+        doorbell.ring()
+    }
+
+    var maxConnections: Int { limits.maxConnections }
+
+    func woke() {
+        let messages = inbox.withLock { inbox in
+            defer { inbox.removeAll(keepingCapacity: true) }
+            return inbox
+        }
+        for message in messages {
+            switch message {
+            case .update(let update, let madeAt): apply(update, madeAt: madeAt)
+            case .metrics(let format, let reply):
+                reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
+            case .completion(let id, let requestID, let result):
+                complete(connectionID: id, requestID: requestID, result: result)
+            case .limits(let newLimits): limits = newLimits
+            case .access(let newAccess): router.access = newAccess
+            case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
+            }
+        }
+    }
+
+    /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
+    /// for a loop that is gone. (Nothing else in the inbox needs one.)
+    func stopped() {
+        let messages = inbox.withLock { inbox in
+            defer { inbox.removeAll() }
+            return inbox
+        }
+        for case .metrics(let format, let reply) in messages {
+            reply(router.metricsText(format: format, snapshot: snapshot, openConnections: 0))
+        }
+    }
+
+    func drainStarted() {
+        // Lines already received are answered; nothing new is read.
+        for connection in Array(engine.connections.values) {
+            processLines(connection)
+            settle(connection)
+        }
+    }
+
+    func nextDeadline() -> UInt64? { nil }
+
+    func tick() {}
+
+    // MARK: Answers from the async side, changes of the flag set
+
+    func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
+        guard let connection = engine.connections.values.first(where: { $0.id == connectionID }) else { return }
+        connection.busy = false
+        if let requestID {
+            switch result {
+            case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output.bytes)
+            case .failure(let error):
+                metrics.error(error)
+                Message.writeError(id: requestID, error: error, to: &connection.output.bytes)
+            }
+        }
+        processLines(connection)
+        settle(connection)
+    }
+
+    /// Takes a newer snapshot and tells the subscriptions what changed (R9); a change that reached a subscriber
+    /// goes to the propagation histogram once every connection it was queued on has written it.
+    private func apply(_ update: FlagUpdate, madeAt: UInt64) {
+        guard update.snapshot.revision > snapshot.revision else { return }
+        snapshot = update.snapshot
+        let notified = subscriptions.fanOut(update, to: Array(engine.connections.values)) { settle($0) }
+        guard !notified.isEmpty else { return }
+        // A connection that closed during the fan-out is no longer in the table and holds nothing to wait for.
+        let unsent = notified.filter { engine.isOpen($0) && $0.pendingBytes > 0 }.map(\.id)
+        propagation.queued(madeAt: madeAt, unsent: Set(unsent), now: EngineClock.now())
+    }
+}

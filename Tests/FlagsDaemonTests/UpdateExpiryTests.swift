@@ -100,7 +100,7 @@ import UnixIO
             snapshot: FlagSnapshot(epoch: "e1", revision: 2, flags: newer), diff: before.flags.diff(to: newer),
             expiry: .at(bootTime: 9000, clock: clock))
         table.fanOut(update, to: [connection]) { _ in }
-        let text = String(decoding: connection.output, as: UTF8.self)
+        let text = String(decoding: connection.output.unsent, as: UTF8.self)
         #expect(text.contains(#""expiresAt":"\#(RefresherStatus.wallText(9000, clock: clock))""#))
     }
 }

@@ -18,9 +18,10 @@ import Testing
             ("footprint", "pwflagsd stripped"), ("footprint", "pwflags stripped"),
             ("memory, 10,000 flags, 1,000 subscribers, under load", "RssAnon"),
             ("memory, 10,000 flags, 1,000 subscribers, under load", "RSS"),
-            ("startup", "minimal Swift program, exec to exit"), ("startup", "pwflagsd --version, exec to exit"),
+            ("startup", "minimal Swift program (pwflags-bench-floor), exec to exit"),
+            ("startup", "pwflagsd --version, exec to exit"),
             ("startup", "exec to READY=1, 1000 cached flags"), ("startup", "exec to READY=1, 10000 cached flags"),
-            ("startup", "ratio, 1000 flags"),
+            ("startup", "ratio, 1000 flags"), ("startup", "exec to the first get answered, 1000 cached flags"),
         ]
         for clients in [1, 4, 16, 64] {
             for name in ["pwflagsd calls/s", "echo floor calls/s", "ratio to floor"] {

@@ -181,6 +181,36 @@ import Testing
         #expect(Self.postEvents(server).count == 2)
     }
 
+    @Test("F3: an impression's 429 with Retry-After holds the next impression and the next flag request")
+    func impressionRetryAfterHoldsEverySend() async throws {
+        let (rig, client) = try await Self.start(extra: "DisableThrottle=yes")
+        defer { rig.stop() }
+        let server = rig.server
+        let flagRequests = server.requests.filter { $0.apiMethod == "getFeatureFlags" }.count
+        server.enqueue(.retryAfter(429, value: "60"), for: "postEvent")
+        #expect(try Self.logImpression("new_checkout", client) == ["outcome": "failed", "status": 429])
+        #expect(try Self.logImpression("banner", client) == ["outcome": "failed", "status": 0])
+        let refresh = try #require(try client.request(#"{"id":2,"method":"refresh"}"#))
+        #expect(refresh["error"]?["data"]?["status"]?.integerValue == 0)
+        let message = refresh["error"]?["message"]?.stringValue ?? ""
+        #expect(message.contains("Retry-After"), "\(refresh)")
+        #expect(Self.postEvents(server).count == 1)
+        #expect(server.requests.filter { $0.apiMethod == "getFeatureFlags" }.count == flagRequests)
+    }
+
+    @Test("F3: a flag request's 503 with Retry-After holds impressions too")
+    func flagRetryAfterHoldsImpressions() async throws {
+        let (rig, client) = try await Self.start(extra: "DisableThrottle=yes")
+        defer { rig.stop() }
+        let server = rig.server
+        server.enqueue(.retryAfter(503, value: "60"), for: "getFeatureFlags")
+        let refresh = try #require(try client.request(#"{"id":2,"method":"refresh"}"#))
+        #expect(refresh["error"]?["data"]?["status"]?.integerValue == 503)
+        #expect(try Self.logImpression("new_checkout", client) == ["outcome": "failed", "status": 0])
+        #expect(Self.postEvents(server).isEmpty)
+        #expect(rig.daemon.log.contains("Retry-After"))
+    }
+
     @Test("R18: a failed send (HTTP 500, no reply) is not recorded, so the next call sends it again")
     func failedSendIsRetriedByTheNextCall() async throws {
         let (rig, client) = try await Self.start()

@@ -34,12 +34,14 @@ final class PushwooshFetcher: FlagFetcher {
     private let common: CommonFields
     private let base: BaseAddress?
     private let retired = Mutex(false)
+    private let hold: RetryAfterHold
 
-    init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?) {
+    init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?, cacheMaxAge: Duration) {
         self.client = client
         self.common = common
         self.base = base
         self.problem = problem
+        self.hold = RetryAfterHold(cap: cacheMaxAge)
     }
 
     /// A reload replaced the source, or the daemon stops: nothing is sent from now on, and a reply already on its
@@ -55,22 +57,26 @@ final class PushwooshFetcher: FlagFetcher {
     func update(configuration: Configuration) {
         client.update(requestTimeout: configuration.requestTimeout)
         base?.update(cacheMaxAge: configuration.cacheMaxAge)
+        hold.update(cap: configuration.cacheMaxAge)
     }
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
         guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
+        if let refusal = hold.refusal() { return .failure(refusal) }
         var common = self.common
         common.userId = userId
         let address = base.current
         let result = await client.getFeatureFlags(base: address, common: common)
         if !isRetired { base.observe(result.map(\.baseURL), from: address) }
+        if case .failure(let error) = result { hold.note(error) }
         return result
     }
 
     func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
         guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
+        if let refusal = hold.refusal() { return .failure(refusal) }
         var common = self.common
         common.userId = userId
         let offset = Self.utcOffset(at: date)
@@ -78,6 +84,7 @@ final class PushwooshFetcher: FlagFetcher {
         let address = base.current
         let result = await client.postEvent(base: address, common: common, event: event)
         if !isRetired { base.observe(result.map(\.baseURL), from: address) }
+        if case .failure(let error) = result { hold.note(error) }
         return result.map { _ in () }
     }
 }

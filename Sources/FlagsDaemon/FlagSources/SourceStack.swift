@@ -143,7 +143,8 @@ final class SourceStack: Sendable {
             let base = BaseAddress(
                 initial: url, applicationCode: configuration.applicationCode, follows: configuration.serverURL == nil,
                 stateDirectory: stateDirectory, logger: logger, cacheMaxAge: configuration.cacheMaxAge)
-            return PushwooshFetcher(client: client, common: common, base: base, problem: nil)
+            return PushwooshFetcher(
+                client: client, common: common, base: base, problem: nil, cacheMaxAge: configuration.cacheMaxAge)
         case .failure(let error):
             let problem: String
             if let serverURL = configuration.serverURL, !PushwooshEndpoint.isAcceptableBase(serverURL) {
@@ -151,7 +152,8 @@ final class SourceStack: Sendable {
             } else {
                 problem = error.reason
             }
-            return PushwooshFetcher(client: client, common: common, base: nil, problem: problem)
+            return PushwooshFetcher(
+                client: client, common: common, base: nil, problem: problem, cacheMaxAge: configuration.cacheMaxAge)
         }
     }
 

@@ -21,12 +21,11 @@ import Testing
         let session = try SocketSession(socketPath: rig.daemon.socketPath)
         let before = Measure.memory(of: rig.daemon.process.processIdentifier).anon
         for index in 0..<3 { _ = try session.result("setOverride", Self.amplifying(index)) }
-        let clock = ContinuousClock()
-        let started = clock.now
+        // Refused, not built: the memory bound below shows the 180 MB answer never existed (no timed bound,
+        // which a loaded machine fails).
         let bulk = try rig.post(OFREPRig.bulk)
         #expect(bulk?.status == 500)
         #expect(bulk?.json?["errorDetails"]?.stringValue?.contains("/ofrep/v1/evaluate/flags/{key}") == true)
-        #expect(clock.now - started < .seconds(3))
         let single = try rig.post(OFREPRig.single("new_checkout.max_items"))
         #expect(single?.status == 200)
         #expect(single?.json?["value"] == 3)

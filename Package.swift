@@ -34,11 +34,12 @@ let package = Package(
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
         // The Pushwoosh json/1.3 wire format (README, Talking to Pushwoosh) and its HTTP transport.
-        .target(name: "PushwooshAPI", dependencies: ["FlagsCore", "CCurl"], swiftSettings: strict),
+        .target(name: "PushwooshAPI", dependencies: ["FlagsCore", "CCurl", "UnixIO"], swiftSettings: strict),
         // The local socket's wire format (README, Protocol), shared by daemon, library and CLI.
         .target(name: "FlagsProtocol", dependencies: ["FlagsCore"], swiftSettings: strict),
         // The one unsafe room: the EINTR-retrying syscall helper, sockaddr_un, sockets, epoll, eventfd, inotify,
-        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references.
+        // timerfd, the signal pipe, bounded reads and atomic writes, per-thread references, and the one lock type
+        // (Locked, a pthread mutex ThreadSanitizer sees).
         .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
         // OpenFeature's remote evaluation protocol (README, OpenFeature): the HTTP/1.1 subset it needs and the
         // mapping of flags to OFREP evaluations. Pure: bytes in, bytes out; the daemon's listener does the I/O.
@@ -77,7 +78,7 @@ let package = Package(
         // the table of targets and the plots of docs/fleet/ (README, Fleet behaviour).
         .target(name: "FleetSimulation", dependencies: ["FlagsCore"], swiftSettings: strict),
         .executableTarget(
-            name: "pwflags-fleet", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),
+            name: "pwflags-fleet", dependencies: ["FleetSimulation", "FlagsCore", "UnixIO"], swiftSettings: strict),
         // The seed's checkout example on Linux, run by an integration test.
         .executableTarget(
             name: "checkout-example",
@@ -120,7 +121,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "UnixIO", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),

@@ -1,9 +1,9 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -15,8 +15,8 @@ import Testing
     final class HeldFetcher: FlagFetcher {
         let persists = true
         let problem: String? = nil
-        let fetches = Mutex(0)
-        let impressions = Mutex(0)
+        let fetches = Locked(0)
+        let impressions = Locked(0)
         let release: AsyncStream<Void>
         let releaser: AsyncStream<Void>.Continuation
 

@@ -1,5 +1,5 @@
-import Synchronization
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -7,7 +7,7 @@ import Testing
 @Suite struct ServiceGroupTests {
     /// What the services did, in order.
     final class Journal: Sendable {
-        private let entries = Mutex<[String]>([])
+        private let entries = Locked<[String]>([])
         func add(_ entry: String) { entries.withLock { $0.append(entry) } }
         var all: [String] { entries.withLock { $0 } }
     }

@@ -1,7 +1,7 @@
 import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -35,7 +35,7 @@ final class PushwooshFetcher: FlagFetcher {
     private let client: PushwooshClient
     private let common: CommonFields
     private let base: BaseAddress?
-    private let retired = Mutex(false)
+    private let retired = Locked(false)
 
     init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?) {
         self.client = client

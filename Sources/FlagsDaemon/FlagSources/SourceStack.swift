@@ -1,7 +1,7 @@
 import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// Everything that depends on where flags come from: the local file or Pushwoosh, the refresher, impressions.
 ///
@@ -20,7 +20,7 @@ final class SourceStack: Sendable {
     private let pushwoosh: PushwooshFetcher?
     private let store: FlagStore
     private let logger: Logger
-    private let retired = Mutex(false)
+    private let retired = Locked(false)
 
     init(
         configuration: Configuration,

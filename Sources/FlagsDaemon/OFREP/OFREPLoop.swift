@@ -1,6 +1,5 @@
 import FlagsCore
 import OFREP
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -20,7 +19,7 @@ import UnixIO
 /// bounded apart: `maxStreams`, a heartbeat that finds dead peers, a maximum age, and a cut for a reader more
 /// than `maxStreamPendingBytes` behind.
 final class OFREPLoop: @unchecked Sendable {
-    private let stopRequested = Mutex(false)
+    private let stopRequested = Locked(false)
     private let wake: EventFD
     private let epoll: Epoll
     private let listenFD: Int32
@@ -471,9 +470,9 @@ final class OFREPLoop: @unchecked Sendable {
 
 /// Rings the loop's eventfd when the store changes, until the loop has closed it.
 final class OFREPChangeBell: Sendable {
-    private let wake: Mutex<EventFD?>
+    private let wake: Locked<EventFD?>
 
-    init(_ wake: EventFD) { self.wake = Mutex(wake) }
+    init(_ wake: EventFD) { self.wake = Locked(wake) }
 
     func ring() { wake.withLock { $0?.ring() } }
 

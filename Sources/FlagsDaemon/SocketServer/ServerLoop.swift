@@ -1,6 +1,5 @@
 import FlagsCore
 import FlagsProtocol
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -40,7 +39,7 @@ final class ServerLoop: @unchecked Sendable {
     }
 
     // Shared with other threads.
-    private let inbox = Mutex<[Mail]>([])
+    private let inbox = Locked<[Mail]>([])
     private let wake: EventFD
 
     // Loop thread only (read by the steps in ServerLoop+Connections too).

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+    public import Glibc
+#endif
+
+/// A value behind a pthread mutex: the project's one lock type, in place of `Synchronization.Mutex`, with the
+/// same `withLock`.
+///
+/// On Linux `Mutex` locks with atomics and a futex inside the prebuilt Synchronization library, which is not
+/// instrumented: ThreadSanitizer sees the accesses made under the lock but not the lock, and reports every pair
+/// of them as a race. It intercepts `pthread_mutex_lock` and `pthread_mutex_unlock`, so under this lock it sees
+/// the happens-before edge and reports only real races. Uncontended, a pthread mutex costs one atomic exchange
+/// each way, as `Mutex` does; the hot reads (the client library's `get`, the daemon's snapshot) take no lock.
+public final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is read and written only between lock and unlock of `mutex`, which lives at a stable
+    // heap address. Like `Mutex`, it takes and hands out the value as `sending`, so a non-Sendable value cannot
+    // stay reachable from outside.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
+
+    public init(_ initialValue: consuming sending Value) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        value = initialValue
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the value while holding the lock; not reentrant.
+    @inlinable
+    public func withLock<Result, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}

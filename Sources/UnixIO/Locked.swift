@@ -11,20 +11,26 @@
 /// the happens-before edge and reports only real races. Uncontended, a pthread mutex costs one atomic exchange
 /// each way, as `Mutex` does; the hot reads (the client library's `get`, the daemon's snapshot) take no lock.
 public final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is read and written only between lock and unlock of `mutex`, which lives at a stable
-    // heap address. Like `Mutex`, it takes and hands out the value as `sending`, so a non-Sendable value cannot
-    // stay reachable from outside.
+    // @unchecked: the value is read and written only between lock and unlock of `mutex`. Both live at stable
+    // heap addresses of their own. The value is kept behind a pointer rather than in a stored property: TSan
+    // checks a Swift access to a stored property of a class at the object's address, so a zero-sized value
+    // (`Locked(())`, a lock that guards a section rather than data) made the lock's own reads of the object look
+    // like a race with its holder. Like `Mutex`, it takes and hands out the value as `sending`, so a
+    // non-Sendable value cannot stay reachable from outside.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline var value: Value
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     public init(_ initialValue: consuming sending Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        value = initialValue
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
     }
 
     deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -36,6 +42,6 @@ public final class Locked<Value>: @unchecked Sendable {
     ) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }

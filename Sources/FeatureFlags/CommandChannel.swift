@@ -1,7 +1,7 @@
 import Dispatch
 import FlagsCore
 import FlagsProtocol
-import Synchronization
+import UnixIO
 
 /// The connection for commands (refresh, impressions, user and app state), apart from the subscription so
 /// that a slow refresh never holds up the mirror.
@@ -10,7 +10,7 @@ import Synchronization
 final class CommandChannel: Sendable {
     let socketPath: String
     let queue = DispatchQueue(label: "pwflags.commands")
-    private let connection = Mutex<DaemonConnection?>(nil)
+    private let connection = Locked<DaemonConnection?>(nil)
 
     init(socketPath: String) {
         self.socketPath = socketPath

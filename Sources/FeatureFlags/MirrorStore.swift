@@ -1,16 +1,16 @@
 import Dispatch
 import FlagsCore
-import Synchronization
+import UnixIO
 
 /// The mirror behind a lock, and everyone waiting for it to change: listeners, streams, first-snapshot waiters.
 ///
 /// Shared by `FeatureFlags` (reads), the subscriber thread and the command queue (writes). It never holds
 /// `FeatureFlags` itself, so dropping the last reference to a `FeatureFlags` ends its thread.
 final class MirrorStore: Sendable {
-    private let mirror = Mutex(FlagMirror())
+    private let mirror = Locked(FlagMirror())
     /// The flags `get` reads, published after each update.
     private let reads = ThreadReadCache()
-    private let observers = Mutex(Observers())
+    private let observers = Locked(Observers())
 
     private struct Observers {
         var listeners: [ListenerBox] = []

@@ -19,10 +19,7 @@ final class Subscriber: Sendable {
     let socketPath: String
     private let store: MirrorStore
     private let timing: MirrorTiming
-    /// A pthread mutex, not a `Mutex`: this state is cold, and the thread sanitizer sees a pthread mutex but not
-    /// the futex behind `Mutex` on Linux, which it reported as a race here.
-    private let controlLock = PthreadMutex()
-    nonisolated(unsafe) private var controlState = Control()
+    private let control = Locked(Control())
     /// Wakes the backoff wait on `stop()`.
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -77,9 +74,7 @@ final class Subscriber: Sendable {
     private var isStopping: Bool { withControl { $0.stopping } }
 
     private func withControl<Result>(_ body: (inout Control) -> Result) -> Result {
-        controlLock.lock()
-        defer { controlLock.unlock() }
-        return body(&controlState)
+        control.withLock { body(&$0) }
     }
 
     private func run() {

@@ -16,11 +16,11 @@ final class ThreadReadCache: @unchecked Sendable {
         var flags: [FlagKey: Flag] = [:]
     }
 
-    private let published = Mutex([FlagKey: Flag]())
+    private let published = Locked([FlagKey: Flag]())
     private let version = Atomic<Int>(0)
     private let threadSlot = ThreadLocalReference<Slot>()
     /// Every thread's slot, so that deinit can let go of their copies.
-    private let slots = Mutex([Slot]())
+    private let slots = Locked([Slot]())
 
     init() {}
 

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -15,7 +15,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public let notify: NotifySocket
     public let process: Process
     private let exit = ExitStatus()
-    private let checks = Mutex(ExitChecks())
+    private let checks = Locked(ExitChecks())
 
     /// The folder holding the package's built products, found next to the running test bundle.
     public static var productsDirectory: URL {
@@ -192,5 +192,5 @@ private struct ExitChecks {
 
 /// The exit status, set by the termination handler on another thread.
 private final class ExitStatus: Sendable {
-    let status = Mutex<Int32?>(nil)
+    let status = Locked<Int32?>(nil)
 }

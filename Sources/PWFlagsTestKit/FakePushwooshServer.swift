@@ -1,7 +1,6 @@
 import FlagsCore
 public import Foundation
 import Glibc
-import Synchronization
 import UnixIO
 
 /// A fake Pushwoosh json/1.3 server on 127.0.0.1: real HTTP/1.1 over TCP, one thread per connection.
@@ -34,7 +33,7 @@ public final class FakePushwooshServer: Sendable {
     /// The ephemeral port the server listens on.
     public let port: UInt16
     private let listener: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private init(listener: Int32, port: UInt16) {
         self.listener = listener

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +13,7 @@ import Synchronization
 /// covers it.
 public enum TerminationSignals {
     /// The daemons started and not yet stopped, by identity.
-    private static let live = Mutex<[ObjectIdentifier: DaemonProcess]>([:])
+    private static let live = Locked<[ObjectIdentifier: DaemonProcess]>([:])
     /// The dispatch sources, kept alive for the life of the program; written once, at its start.
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
 

@@ -1,5 +1,5 @@
 import CCurl
-import Synchronization
+import UnixIO
 
 /// One libcurl easy handle in a multi handle of its own, reused from one exchange to the next.
 ///
@@ -44,7 +44,7 @@ final class CurlChannel: @unchecked Sendable {
 
 /// The channels not in use, at most a few: one is enough for the daemon's calls, which rarely overlap.
 final class CurlChannelPool: Sendable {
-    private let idle = Mutex<[CurlChannel]>([])
+    private let idle = Locked<[CurlChannel]>([])
     private let capacity: Int
 
     init(capacity: Int = 2) {

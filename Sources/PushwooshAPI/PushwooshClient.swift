@@ -1,6 +1,6 @@
 import Dispatch
 public import FoundationEssentials
-import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -20,7 +20,7 @@ public final class PushwooshClient: Sendable {
     private let apiToken: String?
     /// A PEM bundle of certificate authorities trusted besides the system store (`CAFile`), or nil.
     public let caFile: String?
-    private let timeout: Mutex<Duration>
+    private let timeout: Locked<Duration>
     private let channels = CurlChannelPool()
 
     /// A client sending `Authorization: Token {apiToken}` when a token is given.
@@ -30,7 +30,7 @@ public final class PushwooshClient: Sendable {
     ) {
         self.apiToken = apiToken
         self.caFile = caFile
-        self.timeout = Mutex(requestTimeout)
+        self.timeout = Locked(requestTimeout)
         self.maximumReplyBytes = maximumReplyBytes
     }
 

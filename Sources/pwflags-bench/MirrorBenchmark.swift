@@ -1,7 +1,6 @@
 import FeatureFlags
 import Foundation
 import PWFlagsTestKit
-import Synchronization
 import UnixIO
 
 /// The client library's mirror `get`: what an app pays per flag read, on one thread and on two at once.
@@ -26,7 +25,7 @@ enum MirrorBenchmark {
     /// Thread CPU time rather than wall time: a read is pure computation, and the figure should not count the
     /// time the scheduler gave other processes on a busy machine.
     private static func measure(threads: Int, reads: Int, flags: FeatureFlags) -> Double {
-        let total = Mutex<UInt64>(0)
+        let total = Locked<UInt64>(0)
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             let start = MonotonicClock.threadCPUNanoseconds()
             var found = 0

@@ -2,7 +2,7 @@ import Dispatch
 import FlagsCore
 import FleetSimulation
 import Foundation
-import Synchronization
+import UnixIO
 
 /// `pwflags-fleet`: simulates a fleet of devices running the daemon's refresh policy against a simulated
 /// Pushwoosh, prints the table of targets and writes one SVG plot per scenario.
@@ -36,7 +36,7 @@ struct FleetCommand {
         let started = clock.now
         let scenarios = Scenario.all.filter { only == nil || $0.name == only }
         // The scenarios are independent: one thread each, as many at once as there are cores.
-        let results = Mutex([FleetRun?](repeating: nil, count: scenarios.count))
+        let results = Locked([FleetRun?](repeating: nil, count: scenarios.count))
         let frozen = simulation
         DispatchQueue.concurrentPerform(iterations: scenarios.count) { index in
             let begin = clock.now

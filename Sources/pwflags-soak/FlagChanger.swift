@@ -3,6 +3,7 @@ import FlagsProtocol
 import Foundation
 import PWFlagsTestKit
 import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +14,7 @@ import Synchronization
 /// Each revision's flags go into the history the subscribers are checked against.
 final class FlagChanger: Sendable {
     private let daemon: DaemonProcess
-    private let model: Mutex<FlagModel>
+    private let model: Locked<FlagModel>
     private let history: FlagHistory
     private let tally: Tally
     private let seed: UInt64
@@ -23,7 +24,7 @@ final class FlagChanger: Sendable {
 
     init(daemon: DaemonProcess, model: FlagModel, history: FlagHistory, tally: Tally, seed: UInt64) {
         self.daemon = daemon
-        self.model = Mutex(model)
+        self.model = Locked(model)
         self.history = history
         self.tally = tally
         self.seed = seed

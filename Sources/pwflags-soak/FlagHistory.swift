@@ -1,10 +1,10 @@
 import FlagsCore
-import Synchronization
+import UnixIO
 
 /// What `getAll` returned at each revision, kept as one hash per flag so that ten minutes of revisions stay
 /// small: the reference every subscriber's state is checked against.
 final class FlagHistory: Sendable {
-    private let hashes = Mutex<[Int: [String: Int]]>([:])
+    private let hashes = Locked<[Int: [String: Int]]>([:])
 
     /// Records the flags of `getAll` at `revision`.
     func record(revision: Int, flags: [JSONValue]) {

@@ -1,7 +1,6 @@
 import FlagsCore
 import Foundation
 import PWFlagsTestKit
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)

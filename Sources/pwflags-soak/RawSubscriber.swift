@@ -27,7 +27,7 @@ final class RawSubscriber: SoakSubscriber {
     private let closing = Atomic<Bool>(false)
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let state = Mutex(Published())
+    private let state = Locked(Published())
 
     /// What the reading thread shows the others.
     struct Published: Sendable {

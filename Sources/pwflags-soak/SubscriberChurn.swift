@@ -17,8 +17,8 @@ final class SubscriberChurn: Sendable {
     private let seed: UInt64
     /// Held while a subscriber is opened or closed, so that a measurement can pause the churn.
     private let gate = NSLock()
-    private let live = Mutex<[any SoakSubscriber]>([])
-    private let everyone = Mutex<[any SoakSubscriber]>([])
+    private let live = Locked<[any SoakSubscriber]>([])
+    private let everyone = Locked<[any SoakSubscriber]>([])
     private let created = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import UnixIO
 
 /// What every thread of the soak counts, and the errors it meets, behind one lock.
 final class Tally: Sendable {
@@ -35,7 +35,7 @@ final class Tally: Sendable {
         var failureCount: Int { failures.values.reduce(0, +) }
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     /// Changes the counters.
     func update(_ body: (inout Counts) -> Void) {

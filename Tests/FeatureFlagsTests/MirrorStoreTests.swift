@@ -3,6 +3,7 @@ import FlagsProtocol
 import Foundation
 import Synchronization
 import Testing
+import UnixIO
 
 @testable import FeatureFlags
 
@@ -20,7 +21,7 @@ import Testing
     /// Shared by the writer threads.
     final class Race: Sendable {
         let next = Atomic<Int>(1)
-        let regressions = Mutex<[String]>([])
+        let regressions = Locked<[String]>([])
         let done = DispatchSemaphore(value: 0)
     }
 

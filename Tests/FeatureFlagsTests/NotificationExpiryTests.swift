@@ -1,7 +1,6 @@
 import FlagsCore
 import FlagsProtocol
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 import UnixIO
@@ -97,8 +96,8 @@ extension NotificationExpiryTests {
 final class FakeDaemon: Sendable {
     let path: String
     private let listener: Int32
-    private let state = Mutex<(methods: [String], stopped: Bool)>(([], false))
-    private let served = Mutex<(params: [JSONValue], connections: Set<Int32>)>(([], []))
+    private let state = Locked<(methods: [String], stopped: Bool)>(([], false))
+    private let served = Locked<(params: [JSONValue], connections: Set<Int32>)>(([], []))
     private let answer: @Sendable (String, JSONValue) -> [String]
 
     init(path: String, answer: @escaping @Sendable (String, JSONValue) -> [String]) throws {

@@ -1,9 +1,9 @@
 import FlagsCore
 import FlagsProtocol
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FeatureFlags
 
@@ -32,7 +32,7 @@ import Testing
     }
 
     final class CountingListener: FeatureFlagsUpdateListener {
-        let calls = Mutex(0)
+        let calls = Locked(0)
         func featureFlagsDidUpdate() { calls.withLock { $0 += 1 } }
     }
 
@@ -73,7 +73,7 @@ import Testing
     func unchangedAnswerKeepsTheFlags() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let listens = Mutex(0)
+        let listens = Locked(0)
         let daemon = try FakeDaemon(path: directory.file("d.sock")) { method, id in
             let first =
                 method == "listen"

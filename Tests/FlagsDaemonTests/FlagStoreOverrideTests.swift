@@ -1,6 +1,6 @@
 import FlagsCore
-import Synchronization
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -11,7 +11,7 @@ import Testing
 
     /// The updates a store's observer heard.
     final class Heard: Sendable {
-        let updates = Mutex<[FlagUpdate]>([])
+        let updates = Locked<[FlagUpdate]>([])
 
         func withLock<T>(_ body: ([FlagUpdate]) -> T) -> T { updates.withLock { body($0) } }
     }

@@ -1,8 +1,8 @@
 import FlagsCore
 import PushwooshAPI
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -33,7 +33,7 @@ import Testing
 
     /// The session the reporter reads, moved by the test.
     final class SessionNumber: Sendable {
-        private let number = Mutex(1)
+        private let number = Locked(1)
 
         var value: Int {
             get { number.withLock { $0 } }

@@ -1,4 +1,4 @@
-import Synchronization
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -24,11 +24,11 @@ final class ManualClock: DaemonClock {
         var deadlines: [Double] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let holdsSleeps: Bool
 
     init(boot: Double = 1000, wall: Double = 1_800_000_000, holdingSleeps: Bool = false) {
-        state = Mutex(State(boot: boot, wall: wall))
+        state = Locked(State(boot: boot, wall: wall))
         holdsSleeps = holdingSleeps
     }
 

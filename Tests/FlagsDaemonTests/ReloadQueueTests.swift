@@ -1,5 +1,5 @@
-import Synchronization
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -13,7 +13,7 @@ import Testing
             var mostAtOnce = 0
         }
 
-        let counts = Mutex(Counts())
+        let counts = Locked(Counts())
 
         /// Marks a reload as begun and returns its number (1 for the first).
         func begin() -> Int {

@@ -1,9 +1,9 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -14,8 +14,8 @@ import Testing
     /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
     final class HeldFetcher: FlagFetcher {
         let problem: String? = nil
-        let fetches = Mutex(0)
-        let impressions = Mutex(0)
+        let fetches = Locked(0)
+        let impressions = Locked(0)
         let release: AsyncStream<Void>
         let releaser: AsyncStream<Void>.Continuation
 

@@ -1,7 +1,7 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -18,7 +18,7 @@ final class ScriptedFetcher: FlagFetcher {
         var holdImpressions = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// What every fetch answers from now on.
     func answer(_ reply: Result<FeatureFlagsResponse, PushwooshError>) {

@@ -1,5 +1,5 @@
-import Synchronization
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -8,7 +8,7 @@ import Testing
 @Suite struct ServiceGroupTests {
     /// What the services did, in order.
     final class Journal: Sendable {
-        private let entries = Mutex<[String]>([])
+        private let entries = Locked<[String]>([])
         func add(_ entry: String) { entries.withLock { $0.append(entry) } }
         var all: [String] { entries.withLock { $0 } }
     }
@@ -99,7 +99,7 @@ import Testing
         let server = Recorder("server", journal, drains: true)
         let quitter = Quitter(journal, after: 2)
         let status = Recorder("status", journal, drains: false)
-        let stops = Mutex<[ServiceGroupError?]>([])
+        let stops = Locked<[ServiceGroupError?]>([])
         let error = await #expect(throws: ServiceGroupError.self) {
             try await ServiceGroup([server, quitter, status]).run {
                 await Self.neverTriggered(journal)
@@ -145,7 +145,7 @@ import Testing
     func aServiceEndingAfterTheTriggerIsNoFailure() async throws {
         let journal = Journal()
         let server = Recorder("server", journal, drains: true)
-        let stops = Mutex<[ServiceGroupError?]>([])
+        let stops = Locked<[ServiceGroupError?]>([])
         try await ServiceGroup([server]).run {
             while !journal.all.contains("server runs") { await Task.yield() }
         } stopping: { failure in

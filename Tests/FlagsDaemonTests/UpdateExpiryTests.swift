@@ -2,7 +2,6 @@ import FlagsCore
 import FlagsProtocol
 import Foundation
 import PushwooshAPI
-import Synchronization
 import Testing
 import UnixIO
 
@@ -15,7 +14,7 @@ import UnixIO
 
     /// Every update's `expiresAt`, as an observer of `store` reads it right at publish.
     final class Seen: Sendable {
-        private let values = Mutex<[JSONValue]>([])
+        private let values = Locked<[JSONValue]>([])
 
         init(_ store: FlagStore) {
             _ = store.observe { update in self.values.withLock { $0.append(update.expiry.json) } }

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -40,9 +41,9 @@ import Testing
             }
         }
         writer.start()
-        let torn = Mutex(0)
-        let seen = Mutex(Set<String>())
-        let missedTheLast = Mutex(0)
+        let torn = Locked(0)
+        let seen = Locked(Set<String>())
+        let missedTheLast = Locked(0)
         let last = "r_\(versions)"
         let deadline = ContinuousClock.now + .seconds(30)
         // Threads of their own, all running at once: a concurrentPerform on two cores runs two at a time, and the

@@ -1,9 +1,9 @@
 import Dispatch
 import FlagsCore
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FeatureFlags
 
@@ -25,7 +25,7 @@ import Testing
             server.stop()
         }
         // The injected clock: the test moves it a day on instead of waiting for one.
-        let clock = Mutex(Date())
+        let clock = Locked(Date())
         let timing = MirrorTiming(
             initialBackoff: .milliseconds(20), maximumBackoff: .milliseconds(100), now: { clock.withLock { $0 } })
         let flags = FeatureFlags(socketPath: daemon.socketPath, timing: timing)

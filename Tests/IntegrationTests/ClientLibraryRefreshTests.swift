@@ -3,9 +3,9 @@ import FeatureFlags
 import FeatureFlagsCompat
 import FlagsCore
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc

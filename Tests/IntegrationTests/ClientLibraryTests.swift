@@ -2,9 +2,9 @@ import Dispatch
 import FeatureFlagsCompat
 import FlagsCore
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FeatureFlags
 
@@ -107,7 +107,7 @@ import Testing
         defer { flags.stop() }
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
         let queue = DispatchQueue(label: "test.listeners")
-        let releasedCalls = Mutex(0)
+        let releasedCalls = Locked(0)
         var released: RecordingListener? = RecordingListener { releasedCalls.withLock { $0 += 1 } }
         weak let releasedReference = released
         if let released { flags.addUpdateListener(released, queue: queue) }
@@ -134,7 +134,7 @@ import Testing
         #expect(await flags.waitForFirstSnapshot(timeout: .seconds(15)))
         let queue = DispatchQueue(label: "test.callbacks")
         queue.setSpecific(key: RecordingListener.queueKey, value: "test.callbacks")
-        let seen = Mutex<FeatureFlag?>(nil)
+        let seen = Locked<FeatureFlag?>(nil)
         let listener = RecordingListener {
             dispatchPrecondition(condition: .onQueue(queue))
             seen.withLock { $0 = flags.get("banner") }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -21,7 +22,7 @@ import Testing
         let path = daemon.socketPath
         let writer = try SocketSession(socketPath: daemon.socketPath)
         let done = Atomic(false)
-        let slowest = Mutex(Duration.zero)
+        let slowest = Locked(Duration.zero)
         let thread = Thread {
             guard let reader = try? SocketSession(socketPath: path) else { return }
             let clock = ContinuousClock()

@@ -1,13 +1,13 @@
 import Dispatch
 import FeatureFlags
 import FlagsCore
-import Synchronization
+import UnixIO
 
 /// A listener that counts its calls, notes the queue each ran on, and lets a test await the next call.
 final class RecordingListener: FeatureFlagsUpdateListener {
     static let queueKey = DispatchSpecificKey<String>()
 
-    let calls = Mutex<[String?]>([])
+    let calls = Locked<[String?]>([])
     private let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let onCall: @Sendable () -> Void

@@ -1,9 +1,9 @@
 import Dispatch
 import FlagsCore
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -67,7 +67,7 @@ import Testing
             { (_: Int) in #"{"id":1,"method":"pushRegistered"}"# },
         ]
         let end = ContinuousClock.now + .seconds(3)
-        let answered = Mutex(0)
+        let answered = Locked(0)
         let group = DispatchGroup()
         for call in calls {
             DispatchQueue.global().async(group: group) {

@@ -1,14 +1,14 @@
 import FlagsCore
 import OFREP
-import Synchronization
 import Testing
+import UnixIO
 
 /// Event stream channels (issued, replaced, expired on an injected clock) and the events.
 @Suite struct OFREPEventStreamsTests {
     static let hour: UInt64 = 3600 * 1_000_000_000
 
     private func streams() -> OFREPEventStreams {
-        let counter = Mutex(0)
+        let counter = Locked(0)
         return OFREPEventStreams(
             lifetime: Self.hour, etag: "\"a\"", wallSeconds: 1_764_605_012,
             newID: {

@@ -1,4 +1,3 @@
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -173,9 +172,9 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
 
 /// Rings the engine's eventfd from any thread, until the engine has closed it.
 final class Doorbell: Sendable {
-    private let wake: Mutex<EventFD?>
+    private let wake: Locked<EventFD?>
 
-    init(_ wake: EventFD) { self.wake = Mutex(wake) }
+    init(_ wake: EventFD) { self.wake = Locked(wake) }
 
     func ring() { wake.withLock { $0?.ring() } }
 

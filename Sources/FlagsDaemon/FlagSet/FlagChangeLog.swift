@@ -1,5 +1,5 @@
 import FlagsCore
-import Synchronization
+import UnixIO
 
 /// The revision at which each key last changed (appeared, changed or went away), for `explain`.
 ///
@@ -8,7 +8,7 @@ import Synchronization
 /// revision. It holds one integer per key ever seen since the daemon started, so it is bounded by the keys the
 /// sources ever sent.
 final class FlagChangeLog: Sendable {
-    private let revisions = Mutex<[FlagKey: Int]>([:])
+    private let revisions = Locked<[FlagKey: Int]>([:])
 
     /// Starts observing `store`; create it before anything replaces the store's flags, so that it sees them all.
     init(observing store: FlagStore) {

@@ -1,5 +1,5 @@
 public import FlagsCore
-import Synchronization
+import UnixIO
 
 /// The flags `get` returns: the one place the visible flag set changes, and the source of change events.
 ///
@@ -21,10 +21,10 @@ public final class FlagStore: Sendable {
     /// The epoch of every snapshot: one store lives as long as the daemon, reloads included.
     public let epoch: String
     /// What readers see; held only to read or swap it, never while a change is computed.
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// One change at a time: a change reads the state, computes the new set and its diff outside `state`'s lock
     /// (readers never wait on that work), then swaps it in.
-    private let changing = Mutex(())
+    private let changing = Locked(())
 
     /// A store that starts with `overrides` (kept from the previous run) and no flags from a source.
     public init(overrides: [FlagOverride] = []) {
@@ -36,7 +36,7 @@ public final class FlagStore: Sendable {
         if !diff.isEmpty {
             initial.snapshot = FlagSnapshot(epoch: epoch, revision: initial.snapshot.revision + 1, flags: flags)
         }
-        state = Mutex(initial)
+        state = Locked(initial)
     }
 
     /// The current snapshot.

@@ -1,7 +1,7 @@
 import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// The address calls go to: `ServerURL` when set; else the default, moved by `base_url` and kept in the state
 /// directory so that a move survives a restart.
@@ -22,7 +22,7 @@ final class BaseAddress: Sendable {
         var cacheMaxAge: Double
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let initial: URL
     private let applicationCode: String
     private let follows: Bool
@@ -52,7 +52,7 @@ final class BaseAddress: Sendable {
                 start.keptGoodAt = goodAt
             }
         }
-        self.state = Mutex(start)
+        self.state = Locked(start)
         self.initial = initial
         self.applicationCode = applicationCode
         self.follows = follows

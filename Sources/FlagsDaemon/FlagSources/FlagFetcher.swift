@@ -1,7 +1,7 @@
 import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -33,7 +33,7 @@ final class PushwooshFetcher: FlagFetcher {
     private let client: PushwooshClient
     private let common: CommonFields
     private let base: BaseAddress?
-    private let retired = Mutex(false)
+    private let retired = Locked(false)
     private let hold: RetryAfterHold
 
     init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?, cacheMaxAge: Duration) {

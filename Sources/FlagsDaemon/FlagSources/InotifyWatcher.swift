@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import UnixIO
 
 /// Turns inotify events about one name in a watched directory into settled change callbacks.
@@ -14,7 +13,7 @@ final class InotifyWatcher: @unchecked Sendable {
     private let name: String
     private let queue: DispatchQueue
     private let onChange: @Sendable () -> Void
-    private let pending = Mutex(false)
+    private let pending = Locked(false)
 
     private let inotify: InotifyDescriptor
 

@@ -2,7 +2,6 @@ import Dispatch
 public import FlagsCore
 public import FoundationEssentials
 import PushwooshAPI
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -18,10 +17,10 @@ public final class LocalFlagSource: Service {
     public let path: String?
     private let store: FlagStore
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// One read at a time, so that reads finish in the order they start: a read that began before an edit can
     /// never land after a later read and put back what the file no longer holds.
-    private let reading = Mutex(())
+    private let reading = Locked(())
 
     private struct State {
         var loadedAt: Date?

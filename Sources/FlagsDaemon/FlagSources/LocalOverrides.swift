@@ -1,6 +1,5 @@
 import FlagsCore
 import FlagsProtocol
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -21,7 +20,7 @@ final class LocalOverrides: Sendable {
     /// One change at a time, so that the file always ends up holding the latest set: two writers never cross.
     /// It holds each override's object as the file has it, encoded once when it is set: a change encodes only
     /// what it changes, and the file is put together from these (their total is bounded by `maximumBytes`).
-    private let changing: Mutex<[FlagKey: [UInt8]]>
+    private let changing: Locked<[FlagKey: [UInt8]]>
 
     /// The most bytes all overrides together may take in the file (2 MiB): a bound on what each change writes and
     /// syncs, on what the daemon reads at start, and on the memory overrides hold.
@@ -31,7 +30,7 @@ final class LocalOverrides: Sendable {
         self.store = store
         self.directory = directory
         self.logger = logger
-        changing = Mutex(
+        changing = Locked(
             Dictionary(store.overrides.map { (FlagKey($0.key), Self.encoded($0)) }, uniquingKeysWith: { $1 }))
     }
 

@@ -1,7 +1,7 @@
 import FlagsCore
 import FlagsProtocol
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// Flags from Pushwoosh: fetched by the refresher (R7-R16), kept in the disk cache, no longer served once they
 /// reach `CacheMaxAge` (R15).
@@ -13,7 +13,7 @@ final class PushwooshProvider: FlagProvider {
     private let store: FlagStore
     private let logger: Logger
     /// Set by `retire()`; the store is written under this lock, so that nothing lands after `retire()` returns.
-    private let retired = Mutex(false)
+    private let retired = Locked(false)
 
     init(
         fetcher: any FlagFetcher, applicationCode: String, store: FlagStore, diskCache: FlagCache, logger: Logger

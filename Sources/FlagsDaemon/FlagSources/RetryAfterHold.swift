@@ -1,7 +1,7 @@
 import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// Pushwoosh's `Retry-After` as the sender keeps it (F3): after a 429 or 5xx that carries one, on a flag request
 /// or an impression alike, nothing more is sent until it expires, capped at `CacheMaxAge`.
@@ -15,11 +15,11 @@ final class RetryAfterHold: Sendable {
         var cap: Duration
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let wallNow: @Sendable () -> Double
 
     init(cap: Duration, wallNow: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
-        state = Mutex(State(until: nil, cap: cap))
+        state = Locked(State(until: nil, cap: cap))
         self.wallNow = wallNow
     }
 

@@ -1,7 +1,7 @@
 import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// Everything that depends on where flags come from: the local file or Pushwoosh, the refresher, impressions.
 ///
@@ -16,7 +16,7 @@ final class SourceStack: Sendable {
     let source: any FlagProvider
     let refresher: Refresher
     let impressions: ImpressionReporter
-    private let retired = Mutex(false)
+    private let retired = Locked(false)
 
     init(
         configuration: Configuration,

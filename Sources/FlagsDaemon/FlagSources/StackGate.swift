@@ -1,4 +1,4 @@
-import Synchronization
+import UnixIO
 
 /// Holds the source stack requests go to, and makes control calls wait while a reload swaps it.
 ///
@@ -11,10 +11,10 @@ final class StackGate: Sendable {
         var waiters: [CheckedContinuation<SourceStack, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(_ stack: SourceStack) {
-        state = Mutex(State(stack: stack))
+        state = Locked(State(stack: stack))
     }
 
     /// The stack in effect, without waiting.

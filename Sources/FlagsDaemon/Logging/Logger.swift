@@ -1,5 +1,5 @@
 public import FlagsCore
-import Synchronization
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +11,7 @@ import Synchronization
 /// elsewhere, plain lines go to stderr. Nothing secret is ever passed in: the API token is read by the
 /// upstream client alone and no log call takes it.
 public final class Logger: Sendable {
-    private let threshold: Mutex<LogLevel>
+    private let threshold: Locked<LogLevel>
     private let sink: @Sendable (LogLevel, String, [(String, String)]) -> Void
 
     /// A logger writing to the journal with fields when stderr is the journal, else plain lines to stderr.
@@ -27,7 +27,7 @@ public final class Logger: Sendable {
 
     /// A logger with its own sink, for tests.
     public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void) {
-        self.threshold = Mutex(level)
+        self.threshold = Locked(level)
         self.sink = sink
     }
 

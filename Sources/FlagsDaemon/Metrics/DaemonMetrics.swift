@@ -1,4 +1,4 @@
-import Synchronization
+import UnixIO
 
 /// The counters kept off the socket loop: refreshes by trigger and outcome, impressions by outcome, OFREP
 /// requests by endpoint and status.
@@ -28,7 +28,7 @@ final class DaemonMetrics: Sendable {
         var ofrepRequests: [OFREPRequest: Int] = [:]
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     init() {}
 

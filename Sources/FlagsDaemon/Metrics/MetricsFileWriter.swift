@@ -1,7 +1,6 @@
 import FlagsCore
 import FlagsProtocol
 import FoundationEssentials
-import Synchronization
 import UnixIO
 
 /// Writes the metrics to `MetricsFile` every `MetricsInterval`, for node_exporter's textfile collector.
@@ -15,7 +14,7 @@ final class MetricsFileWriter: Service {
     private let reloader: Reloader
     private let logger: Logger
     /// The last failure logged, so that a directory that stays unwritable is logged once, not every interval.
-    private let lastProblem = Mutex<String?>(nil)
+    private let lastProblem = Locked<String?>(nil)
 
     init(server: SocketServer, reloader: Reloader, logger: Logger) {
         self.server = server

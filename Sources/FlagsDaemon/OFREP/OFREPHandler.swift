@@ -1,6 +1,5 @@
 import FlagsCore
 import OFREP
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -17,9 +16,9 @@ import UnixIO
 /// if it was mid-request), and `maxPendingBytes` of answers per connection (past it the connection's next
 /// requests wait unread until the client reads).
 ///
-/// `@unchecked Sendable`: other threads call only `stop()`, which touches the `Mutex` and the doorbell.
+/// `@unchecked Sendable`: other threads call only `stop()`, which touches the `Locked` and the doorbell.
 final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
-    let stopRequested = Mutex(false)
+    let stopRequested = Locked(false)
     private let doorbell: Doorbell
     let isTCP: Bool
     let responder: OFREPResponder

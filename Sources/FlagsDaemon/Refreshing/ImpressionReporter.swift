@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import FoundationEssentials
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// Reports impressions (R17, R18): one `PW_FeatureFlagImpression` per flag, rule and state per session.
 ///
@@ -69,7 +69,7 @@ actor ImpressionReporter {
     private var retired = false
 
     /// Readable without waiting on the actor.
-    nonisolated let counts = Mutex(Counts())
+    nonisolated let counts = Locked(Counts())
 
     init(
         fetcher: (any FlagFetcher)?,

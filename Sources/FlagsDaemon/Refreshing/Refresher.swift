@@ -1,6 +1,6 @@
 import FlagsCore
 import PushwooshAPI
-import Synchronization
+import UnixIO
 
 /// Keeps the flags up to date: the refresh policy's timers, one request in flight shared by every trigger,
 /// the disk cache, the user id, the app state and the session (R7-R16).
@@ -63,7 +63,7 @@ actor Refresher {
     private let wakes = WakeSignal()
 
     /// The status fields, readable without waiting on the actor.
-    nonisolated let status: Mutex<RefresherStatus>
+    nonisolated let status: Locked<RefresherStatus>
 
     /// The state-directory file that keeps a user id set over the socket across restarts.
     static let userIdFile = "user-id"
@@ -99,7 +99,7 @@ actor Refresher {
         let saved = stateDirectory.read(Self.userIdFile).map { String(decoding: $0, as: UTF8.self) }
         let userId = saved.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.userID ?? hwid
         self.userId = userId
-        self.status = Mutex(
+        self.status = Locked(
             RefresherStatus(userId: userId, foreground: policy.isForeground, session: 0, problem: source.problem)
         )
     }

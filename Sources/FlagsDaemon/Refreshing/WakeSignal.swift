@@ -1,4 +1,4 @@
-import Synchronization
+import UnixIO
 
 /// Ends a wait early: the refresher's loop waits on it next to its one sleep, and calls that change the policy
 /// (a user id, the app state, a reload, the wall clock) signal it.
@@ -10,7 +10,7 @@ final class WakeSignal: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Ends the current wait, or the next one.
     func signal() {

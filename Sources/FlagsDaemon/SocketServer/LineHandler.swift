@@ -1,6 +1,5 @@
 import FlagsCore
 import FlagsProtocol
-import Synchronization
 import UnixIO
 
 /// The line protocol on the event engine: the inbox, answers from the async side, new snapshots, and the steps
@@ -11,7 +10,7 @@ import UnixIO
 /// the engine's doorbell. The jobs around it have their own types, owned by that thread too: `Connection`
 /// (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen` and fan-out).
 ///
-/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Mutex` inbox and the doorbell.
+/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Locked` inbox and the doorbell.
 final class LineHandler: ConnectionHandler, @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
@@ -26,7 +25,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     // Shared with other threads.
-    private let inbox = Mutex<[Mail]>([])
+    private let inbox = Locked<[Mail]>([])
     private let doorbell: Doorbell
 
     // Loop thread only (read by the steps in LineHandler+Connections too).

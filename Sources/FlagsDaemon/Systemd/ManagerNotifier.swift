@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import UnixIO
 
 #if canImport(Glibc)
@@ -17,7 +16,7 @@ final class ManagerNotifier: Sendable {
     /// The socket address, as `sockaddr_un` bytes and their length; nil when `$NOTIFY_SOCKET` is unset or unusable.
     private let address: (bytes: [UInt8], length: socklen_t)?
     /// Messages the manager has not taken yet, oldest first.
-    private let backlog = Mutex([Message]())
+    private let backlog = Locked([Message]())
     private let worker = DispatchQueue(label: "pwflagsd.sd-notify")
 
     private struct Message {

@@ -1,11 +1,11 @@
 import FoundationEssentials
-import Synchronization
+import UnixIO
 
 /// Keeps the `STATUS=` line of `systemctl status` current, looking every few seconds and sending it when it changed.
 final class SystemdStatus: Service {
     private let store: FlagStore
     private let stack: @Sendable () -> SourceStack
-    private let lastSent = Mutex("")
+    private let lastSent = Locked("")
 
     init(store: FlagStore, stack: @escaping @Sendable () -> SourceStack) {
         self.store = store

@@ -61,31 +61,34 @@ final class PushwooshFetcher: FlagFetcher {
     }
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
-        guard let base else { return .failure(.notSent(problem ?? "no server address")) }
-        guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
-        if let refusal = hold.refusal() { return .failure(refusal) }
-        var common = self.common
-        common.userId = userId
-        let address = base.current
-        let result = await client.getFeatureFlags(base: address, common: common)
-        if !isRetired { base.observe(result.map(\.baseURL), from: address) }
-        if case .failure(let error) = result { hold.note(error) }
-        return result
+        await send(userId: userId, movedTo: \.baseURL) { client, address, common in
+            await client.getFeatureFlags(base: address, common: common)
+        }
     }
 
     func sendImpression(of flag: Flag, userId: String, date: Date) async -> Result<Void, PushwooshError> {
+        let event = PushwooshEvent.impression(of: flag, date: date, utcOffsetSeconds: Self.utcOffset(at: date))
+        return await send(userId: userId, movedTo: \.baseURL) { client, address, common in
+            await client.postEvent(base: address, common: common, event: event)
+        }.map { _ in () }
+    }
+
+    /// Every request's one path: nothing without an address, once retired, or during a `Retry-After` hold; the
+    /// reply may move the address (`movedTo`), and a failed one may start a hold.
+    private func send<Reply>(
+        userId: String, movedTo: (Reply) -> URL?,
+        _ call: (PushwooshClient, URL, CommonFields) async -> Result<Reply, PushwooshError>
+    ) async -> Result<Reply, PushwooshError> {
         guard let base else { return .failure(.notSent(problem ?? "no server address")) }
         guard !isRetired else { return .failure(.notSent("the flag source was replaced or is stopping")) }
         if let refusal = hold.refusal() { return .failure(refusal) }
         var common = self.common
         common.userId = userId
-        let offset = Self.utcOffset(at: date)
-        let event = PushwooshEvent.impression(of: flag, date: date, utcOffsetSeconds: offset)
         let address = base.current
-        let result = await client.postEvent(base: address, common: common, event: event)
-        if !isRetired { base.observe(result.map(\.baseURL), from: address) }
+        let result = await call(client, address, common)
+        if !isRetired { base.observe(result.map(movedTo), from: address) }
         if case .failure(let error) = result { hold.note(error) }
-        return result.map { _ in () }
+        return result
     }
 }
 

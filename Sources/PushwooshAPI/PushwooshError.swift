@@ -1,3 +1,5 @@
+import FlagsCore
+
 /// Why a Pushwoosh call failed, with the R11 status the daemon reports.
 ///
 /// `status` is the HTTP status of a reply other than 200; `0` when no HTTP reply came (refused, reset, DNS or
@@ -76,6 +78,13 @@ public struct PushwooshError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// Whether Pushwoosh's `Retry-After` applies to this status: 429 and the 5xx server errors (503 above all).
     public var honorsRetryAfter: Bool { status == 429 || (500...599).contains(status) }
+
+    /// The wait Pushwoosh asked for, in seconds from `now` (Unix seconds, for an HTTP-date), when this status
+    /// honours a `Retry-After` and the reply carried a readable one; nil otherwise.
+    public func retryAfterSeconds(now: Double) -> Double? {
+        guard honorsRetryAfter, let retryAfter else { return nil }
+        return RetryAfter.seconds(retryAfter, now: now)
+    }
 
     /// HTTP 200, but the reply cannot be used.
     public static func unusable(_ reason: String, kind: Kind = .unusable) -> PushwooshError {

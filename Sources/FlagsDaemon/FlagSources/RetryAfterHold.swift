@@ -1,4 +1,3 @@
-import FlagsCore
 import FoundationEssentials
 import PushwooshAPI
 import UnixIO
@@ -30,9 +29,7 @@ final class RetryAfterHold: Sendable {
 
     /// Takes the hold a failed reply asks for, if any; a shorter one never shortens a longer one.
     func note(_ error: PushwooshError) {
-        guard error.honorsRetryAfter, let header = error.retryAfter,
-            let seconds = RetryAfter.seconds(header, now: wallNow()), seconds.isFinite, seconds > 0
-        else { return }
+        guard let seconds = error.retryAfterSeconds(now: wallNow()), seconds.isFinite, seconds > 0 else { return }
         let now = ContinuousClock.now
         state.withLock { state in
             let until = now + min(.milliseconds(Int64((seconds * 1000).rounded(.up))), state.cap)

@@ -260,8 +260,7 @@ actor Refresher {
         case .failure(let error):
             metrics.refreshed(trigger: trigger, outcome: "failed", status: error.status)
             metrics.refreshFailed(kind: error.kind.rawValue)
-            let retryAfter =
-                error.honorsRetryAfter ? error.retryAfter.flatMap { RetryAfter.seconds($0, now: clock.wallNow()) } : nil
+            let retryAfter = error.retryAfterSeconds(now: clock.wallNow())
             policy.requestFinished(.failed, automatic: automatic, now: now, jitter: jitter(), retryAfter: retryAfter)
             lastError = RefresherStatus.LastFailure(
                 status: error.status, kind: error.kind, reason: error.reason, at: now)

@@ -35,7 +35,7 @@ public final class FlagSnapshot: Sendable {
             let key = FlagKey(flag.key)
             let reused = changed.flatMap { $0.contains(key) ? nil : previous?.encoded[key] }
             let bytes = reused ?? flag.wireBytes
-            encoded[FlagKey(flag.key)] = bytes
+            encoded[key] = bytes
             if position > 0 { list.append(UInt8(ascii: ",")) }
             list.append(contentsOf: bytes)
         }

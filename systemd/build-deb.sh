@@ -37,8 +37,9 @@ for binary in pwflagsd; do
     # Hardening Debian expects of /usr/bin, and no RUNPATH of $ORIGIN (the loader would search /usr/bin).
     dynamic=$(readelf --dynamic "$BINDIR/$binary")
     if grep -qE '\((RUNPATH|RPATH)\)' <<<"$dynamic" || ! grep -qE '\(FLAGS(_1)?\).*\bNOW\b' <<<"$dynamic" ||
-        ! readelf --program-headers "$BINDIR/$binary" | grep -q GNU_RELRO; then
-        echo "build-deb: $BINDIR/$binary has a RUNPATH or lacks -z relro -z now; build it with systemd/build-release.sh" >&2
+        ! grep -qE '\(RELR\)' <<<"$dynamic" || ! readelf --program-headers "$BINDIR/$binary" | grep -q GNU_RELRO; then
+        echo "build-deb: $BINDIR/$binary has a RUNPATH or lacks -z relro -z now -z pack-relative-relocs;" \
+            "build it with systemd/build-release.sh" >&2
         exit 1
     fi
 done

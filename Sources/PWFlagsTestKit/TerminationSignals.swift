@@ -16,6 +16,8 @@ public enum TerminationSignals {
     private static let live = Locked<[ObjectIdentifier: DaemonProcess]>([:])
     /// The dispatch sources, kept alive for the life of the program; written once, at its start.
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    /// Set before a caught signal's handler stops the daemons.
+    private static let terminating = Locked(false)
 
     static func adopt(_ daemon: DaemonProcess) {
         live.withLock { $0[ObjectIdentifier(daemon)] = daemon }
@@ -36,11 +38,20 @@ public enum TerminationSignals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
+                terminating.withLock { $0 = true }
                 for daemon in live.withLock({ Array($0.values) }) { daemon.cleanUp() }
-                exit(128 + number)
+                Glibc.exit(128 + number)
             }
             source.resume()
             sources.append(source)
         }
+    }
+
+    /// Ends the program with `status`, unless a caught signal is ending it: stopping the daemons makes the
+    /// program's own work fail (its daemon is gone), and that failure's exit must not race the handler's
+    /// 128 + the signal. The program then waits for the handler to end it.
+    public static func exit(_ status: Int32) -> Never {
+        while terminating.withLock({ $0 }) { pause() }
+        Glibc.exit(status)
     }
 }

@@ -58,19 +58,19 @@ do {
         // The OFREP event stream's push latency beside the line protocol's, alone.
         try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
         print(report.table())
-        exit(0)
+        TerminationSignals.exit(0)
     }
     if arguments.contains("--get-only") {
         // For profiling the daemon's get path alone.
         for _ in 0..<10 {
             try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
         }
-        exit(0)
+        TerminationSignals.exit(0)
     }
     if arguments.contains("--mirror-only") {
         // For profiling the client library's read path alone.
         await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
-        exit(0)
+        TerminationSignals.exit(0)
     }
     if arguments.contains("--footprint-only") {
         // Sizes, memory and start-up alone: what a change to the binary or its start moves.
@@ -80,7 +80,7 @@ do {
         try bench.memory()
         try bench.startup(benchPath: CommandLine.arguments[0])
         print(report.table())
-        exit(0)
+        TerminationSignals.exit(0)
     }
     try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
     try bench.throughput(daemon: daemon, echo: echo, processEcho: processEcho)
@@ -97,7 +97,7 @@ do {
     try bench.startup(benchPath: CommandLine.arguments[0])
 } catch {
     FileHandle.standardError.write(Data("pwflags-bench: \(error)\n".utf8))
-    exit(1)
+    TerminationSignals.exit(1)
 }
 
 print(report.table())
@@ -106,6 +106,6 @@ if let jsonPath {
         try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8)
     } catch {
         FileHandle.standardError.write(Data("pwflags-bench: cannot write \(jsonPath): \(error)\n".utf8))
-        exit(1)
+        TerminationSignals.exit(1)
     }
 }

@@ -38,7 +38,7 @@ do {
     passed = try Soak(options: options, report: report).run()
 } catch {
     FileHandle.standardError.write(Data("pwflags-soak: \(error)\n".utf8))
-    exit(1)
+    TerminationSignals.exit(1)
 }
 
 print(report.table())
@@ -48,7 +48,7 @@ if let jsonPath = options.jsonPath {
         try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8)
     } catch {
         FileHandle.standardError.write(Data("pwflags-soak: cannot write \(jsonPath): \(error)\n".utf8))
-        exit(1)
+        TerminationSignals.exit(1)
     }
 }
-exit(passed ? 0 : 1)
+TerminationSignals.exit(passed ? 0 : 1)

@@ -19,4 +19,11 @@ public enum ProcessControl {
     public static func limitMallocArenas(to count: Int32) -> Bool {
         mallopt(M_ARENA_MAX, count) == 1
     }
+
+    /// Fixes the size from which malloc serves a block with a mapping of its own, unmapped when freed
+    /// (`mallopt(M_MMAP_THRESHOLD)`; glibc no longer moves it); false when glibc refused.
+    @discardableResult
+    public static func setMallocMmapThreshold(_ bytes: Int32) -> Bool {
+        mallopt(M_MMAP_THRESHOLD, bytes) == 1
+    }
 }

@@ -46,7 +46,7 @@ func main() async -> Int32 {
             terminator: "")
         return 0
     }
-    MallocArenas.bound(environment: environment)
+    MallocTuning.apply(environment: environment)
     let logger = Logger(level: configuration.logLevel, environment: environment)
     // Before the daemon reads the API token.
     for problem in CoreDumps.disable() { logger.warning("core files may carry the API token: \(problem)") }

@@ -11,11 +11,13 @@ extension FlagSet {
 
     /// The set with every flag marked as coming from `source`.
     public func marked(_ source: FlagSource) -> FlagSet {
-        FlagSet(
-            entries.values.map { flag in
-                var marked = flag
-                marked.source = source
-                return marked
-            })
+        // In place: the keys and the table stay as they are, nothing is hashed again.
+        var copy = self
+        var index = copy.entries.startIndex
+        while index != copy.entries.endIndex {
+            copy.entries.values[index].source = source
+            copy.entries.formIndex(after: &index)
+        }
+        return copy
     }
 }

@@ -3,7 +3,7 @@
 /// Keys are exact (`FlagKey`): two keys that differ in any byte are two flags, even when Swift would call the
 /// strings equal.
 public struct FlagSet: Sendable, Equatable {
-    public private(set) var entries: [FlagKey: Flag]
+    public internal(set) var entries: [FlagKey: Flag]
 
     public init(_ flags: [Flag] = []) {
         self.entries = Dictionary(flags.map { (FlagKey($0.key), $0) }, uniquingKeysWith: { _, last in last })
@@ -42,6 +42,8 @@ public struct FlagSet: Sendable, Equatable {
     /// What changed from `self` to `newer` (R9): flags added or changed, keys removed. A flag whose key or
     /// strings differ in any byte has changed, even when Swift's string equality says they are equal.
     public func diff(to newer: FlagSet) -> FlagDiff {
+        // From nothing (a start, a new user): every flag is new, in key order.
+        guard !entries.isEmpty else { return FlagDiff(changed: newer.sorted) }
         var changed: [FlagKey] = []
         for (key, flag) in newer.entries {
             guard let old = entries[key], old.isIdentical(to: flag) else {

@@ -22,11 +22,15 @@ extension JSONValue {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            for (position, name) in members.keys.sorted().enumerated() {
+            // The members' positions sorted by name: each member is then read at its position, not looked up
+            // (hashed) again by name.
+            let order = members.indices.sorted { members[$0].key < members[$1].key }
+            for (position, index) in order.enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
+                let (name, value) = members[index]
                 JSONValue.writeString(name, to: &output)
                 output.append(UInt8(ascii: ":"))
-                members[name, default: .null].write(to: &output)
+                value.write(to: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -49,6 +53,19 @@ extension JSONValue {
     /// Writes a quoted, escaped JSON string.
     public static func writeString(_ value: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Most strings need no escape: appended whole, not byte by byte.
+        var text = value
+        let plain = text.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        guard !plain else {
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

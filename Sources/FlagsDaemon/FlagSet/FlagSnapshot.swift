@@ -24,13 +24,14 @@ public final class FlagSnapshot: Sendable {
         self.epoch = epoch
         self.revision = revision
         self.flags = flags
-        let changed = diff.map { Set($0.changed.map { FlagKey($0.key) }) }
+        // A diff that changed every flag (the first set a daemon serves, a whole new set) already lists them in
+        // key order: sorting them again was a tenth of a start with a cached set. Nothing is then reused either.
+        let allChanged = diff.flatMap { $0.changed.count == flags.count ? $0.changed : nil }
+        let changed = allChanged == nil ? diff.map { Set($0.changed.map { FlagKey($0.key) }) } : nil
         var encoded: [FlagKey: [UInt8]] = [:]
         encoded.reserveCapacity(flags.count)
         var list: [UInt8] = [UInt8(ascii: "[")]
-        // A diff that changed every flag (the first set a daemon serves, a whole new set) already lists them in
-        // key order: sorting them again was a tenth of a start with a cached set.
-        let inOrder = diff.flatMap { $0.changed.count == flags.count ? $0.changed : nil } ?? flags.sorted
+        let inOrder = allChanged ?? flags.sorted
         for (position, flag) in inOrder.enumerated() {
             let key = FlagKey(flag.key)
             let reused = changed.flatMap { $0.contains(key) ? nil : previous?.encoded[key] }

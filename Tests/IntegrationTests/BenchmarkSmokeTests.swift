@@ -19,7 +19,8 @@ import Testing
             ("memory, 10,000 flags, 1,000 subscribers, under load", "RssAnon"),
             ("memory, 10,000 flags, 1,000 subscribers, under load", "RSS"),
             ("startup", "minimal Swift program (pwflags-bench-floor), exec to exit"),
-            ("startup", "pwflagsd --version, exec to exit"),
+            ("startup", "the same with libsystemd loaded, exec to exit"),
+            ("startup", "pwflagsd --version, exec to exit"), ("startup", "exec to READY=1, 0 cached flags"),
             ("startup", "exec to READY=1, 1000 cached flags"), ("startup", "exec to READY=1, 10000 cached flags"),
             ("startup", "ratio, 1000 flags"), ("startup", "exec to the first get answered, 1000 cached flags"),
         ]

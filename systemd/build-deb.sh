@@ -107,6 +107,11 @@ printf 'Source: pwflagsd\n\nPackage: pwflagsd\nArchitecture: any\n' >"$WORK/src/
 shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" 2>"$WORK/shlibdeps.log") ||
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
 depends="${shlibs#shlibs:Depends=}, libcurl4 (>= 7.83.0), systemd (>= 252), init-system-helpers (>= 1.54~)"
+# Packed relocations need glibc 2.36's loader (the binary requires GLIBC_ABI_DT_RELR), which dpkg-shlibdeps does
+# not count: it reads the symbols a binary uses, not the versions it requires.
+if readelf --version-info "$ROOT/usr/bin/pwflagsd" | grep -q GLIBC_ABI_DT_RELR; then
+    depends=$(sed -E 's/libc6 \(>= 2\.(3[0-5]|[12][0-9]|[0-9])\)/libc6 (>= 2.36)/' <<<"$depends")
+fi
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
 sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" -e "s/@DEPENDS@/$depends/" \
     "$REPO/systemd/debian/control" >"$ROOT/DEBIAN/control"

@@ -80,7 +80,7 @@ public final class FeatureFlags: Sendable {
     /// Whether the flag is enabled, or `defaultValue` when `get(_:)` returns nil (R5).
     public func isEnabled(_ key: String, default defaultValue: Bool) -> Bool {
         subscriber.start()
-        return mirror.flag(key)?.isEnabled ?? defaultValue
+        return mirror.flag(key)?.flag.isEnabled ?? defaultValue
     }
 
     /// Every flag of the mirror, sorted by key.

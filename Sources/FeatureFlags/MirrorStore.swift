@@ -29,7 +29,7 @@ final class MirrorStore: Sendable {
     }
 
     /// The hot path of `get`: no lock, a thread-local copy and one dictionary lookup.
-    func flag(_ key: String) -> Flag? {
+    func flag(_ key: String) -> FlagBox? {
         reads.flag(FlagKey(key))
     }
 

@@ -13,10 +13,10 @@ final class ThreadReadCache: @unchecked Sendable {
     /// One thread's copy.
     final class Slot: @unchecked Sendable {
         var version = -1
-        var flags: [FlagKey: Flag] = [:]
+        var flags: [FlagKey: FlagBox] = [:]
     }
 
-    private let published = Locked([FlagKey: Flag]())
+    private let published = Locked([FlagKey: FlagBox]())
     private let version = Atomic<Int>(0)
     private let threadSlot = ThreadLocalReference<Slot>()
     /// Every thread's slot, so that deinit can let go of their copies.
@@ -31,7 +31,8 @@ final class ThreadReadCache: @unchecked Sendable {
 
     /// Makes `flags` what every thread reads from now on.
     func publish(_ flags: [FlagKey: Flag]) {
-        published.withLock { $0 = flags }
+        let boxes = flags.mapValues(FlagBox.init)
+        published.withLock { $0 = boxes }
         version.add(1, ordering: .releasing)
         // Slots of threads that have exited are only referenced here: forget them.
         slots.withLock { slots in
@@ -44,7 +45,7 @@ final class ThreadReadCache: @unchecked Sendable {
 
     /// The flag `key` as last published. Keys are byte-exact (`FlagKey`), as in the daemon (R2): a `String` key
     /// would make canonically equivalent keys ("caf\u{E9}", "cafe\u{301}") one flag.
-    func flag(_ key: FlagKey) -> Flag? {
+    func flag(_ key: FlagKey) -> FlagBox? {
         // Loaded before the copy is read: the copy is at least as new as the version it is filed under.
         let current = version.load(ordering: .acquiring)
         // The thread's own reference keeps the slot alive, so it is borrowed without a retain.

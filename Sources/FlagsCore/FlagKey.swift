@@ -17,11 +17,15 @@ public struct FlagKey: Hashable, Comparable, Sendable, CustomStringConvertible, 
     public var description: String { string }
 
     public static func == (lhs: FlagKey, rhs: FlagKey) -> Bool {
-        var left = lhs.string
-        var right = rhs.string
-        guard left.utf8.count == right.utf8.count else { return false }
-        // withUTF8 on a native string (every string the daemon builds) lends its storage without a copy.
-        return left.withUTF8 { leftBytes in right.withUTF8 { rightBytes in leftBytes.elementsEqual(rightBytes) } }
+        let left = lhs.string.utf8
+        let right = rhs.string.utf8
+        guard left.count == right.count else { return false }
+        // A native or small string (every string the daemon builds) lends its bytes without a copy; the byte
+        // loop is the specialized one, not the generic comparison of two views.
+        let lent = left.withContiguousStorageIfAvailable { leftBytes in
+            right.withContiguousStorageIfAvailable { rightBytes in leftBytes.elementsEqual(rightBytes) }
+        }
+        return (lent ?? nil) ?? left.elementsEqual(right)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -47,7 +47,7 @@ import UnixIO
                         store.update { $0.applyRefresh(listing, generation: 1, expiresAt: nil) }
                     }
                     // The mirror holds `revision` or a newer one now; what get reads must be as new.
-                    let seen = Self.revision(of: store.flag("v"))
+                    let seen = Self.revision(of: store.flag("v")?.flag)
                     let mirrored = Self.revision(of: store.current.flags["v"])
                     if seen < previous || seen < min(revision, mirrored) {
                         race.regressions.withLock { $0.append("wrote \(revision), read \(seen) after \(previous)") }
@@ -60,7 +60,7 @@ import UnixIO
         race.done.wait()
         let regressions = race.regressions.withLock { $0 }
         #expect(regressions.isEmpty, "\(regressions.count): \(regressions.prefix(5))")
-        #expect(Self.revision(of: store.flag("v")) == Self.revision(of: store.current.flags["v"]))
+        #expect(Self.revision(of: store.flag("v")?.flag) == Self.revision(of: store.current.flags["v"]))
     }
 
     @Test("R2: get tells canonically equivalent keys apart, as the daemon does: \"caf\\u{E9}\" and \"cafe\\u{301}\"")
@@ -69,7 +69,7 @@ import UnixIO
         let precomposed = Flag(key: "caf\u{E9}", isEnabled: true, ruleId: "r_precomposed")
         let decomposed = Flag(key: "cafe\u{301}", isEnabled: false, ruleId: "r_decomposed")
         store.update { $0.subscribed(to: FlagListing(revision: 1, flags: [precomposed, decomposed]), expiresAt: nil) }
-        #expect(store.flag("caf\u{E9}")?.ruleId == "r_precomposed")
-        #expect(store.flag("cafe\u{301}")?.ruleId == "r_decomposed")
+        #expect(store.flag("caf\u{E9}")?.flag.ruleId == "r_precomposed")
+        #expect(store.flag("cafe\u{301}")?.flag.ruleId == "r_decomposed")
     }
 }

@@ -59,14 +59,7 @@ import UnixIO
 
     /// A timer armed as the watcher arms its own, to tell whether the host's clock was set meanwhile.
     static func witness() throws -> TimerFD {
-        let witness = try TimerFD()
-        do {
-            try ClockChangeWatcher.arm(witness)
-        } catch {
-            witness.close()
-            throw error
-        }
-        return witness
+        try ClockChangeWatcher.armedTimer()
     }
 
     /// `body`'s result from the first window a witness saw no clock change in; nil if every window saw one.

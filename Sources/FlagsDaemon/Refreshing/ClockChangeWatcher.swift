@@ -20,15 +20,20 @@ final class ClockChangeWatcher: Service {
     /// Makes and arms the timer, for `run()` to call `onChange` after each change; throws when it cannot (a
     /// kernel without `timerfd`).
     init(onChange: @escaping @Sendable () async -> Void = {}) throws(SystemError) {
+        self.timer = try Self.armedTimer()
+        self.onChange = onChange
+    }
+
+    /// A new timer, armed; closed again when arming fails.
+    static func armedTimer() throws(SystemError) -> TimerFD {
         let timer = try TimerFD()
         do {
-            try Self.arm(timer)
+            try arm(timer)
         } catch {
             timer.close()
             throw error
         }
-        self.timer = timer
-        self.onChange = onChange
+        return timer
     }
 
     /// Calls the `onChange` given at init after each change, one at a time, until cancelled.

@@ -285,12 +285,13 @@ struct Benchmark {
                     StateDirectory=\(folder.file("state"))
                     """)
                 let notify = try NotifySocket(path: folder.file("notify.sock"))
-                let daemon = DaemonProcess.executable("pwflagsd")
                 // Spawned as the floor is, so that both figures carry the same cost of starting a process.
+                let command = SpawnCommand(
+                    DaemonProcess.executable("pwflagsd"), ["--config", folder.file("pwflagsd.conf")],
+                    environment: ["NOTIFY_SOCKET": notify.path])
                 let start = MonotonicClock.nanoseconds()
-                let pid = try Self.spawn(
-                    daemon, ["--config", folder.file("pwflagsd.conf")], environment: ["NOTIFY_SOCKET": notify.path])
-                defer { Self.reap(pid) }
+                let pid = try command.start()
+                defer { SpawnCommand.stop(pid) }
                 guard notify.waitFor("READY=1") != nil else {
                     throw SystemError("pwflagsd: no READY=1", errno: ETIMEDOUT)
                 }
@@ -314,41 +315,61 @@ struct Benchmark {
     }
 
     /// The median time from `posix_spawn` to `waitpid` of `path` with `arguments`, its output discarded, in ms.
-    /// Starts `path` with `posix_spawn`, stdout to /dev/null, the environment with `environment` added.
-    static func spawn(_ path: String, _ arguments: [String], environment: [String: String]) throws -> pid_t {
+    static func medianExecToExit(
+        _ path: String, _ arguments: [String], environment: [String: String] = [:], runs: Int
+    ) -> Double {
+        let command = SpawnCommand(path, arguments, environment: environment)
+        var samples: [UInt64] = []
+        for _ in 0..<runs {
+            let start = MonotonicClock.nanoseconds()
+            guard let pid = try? command.start() else { return .nan }
+            SpawnCommand.wait(pid)
+            samples.append(MonotonicClock.nanoseconds() - start)
+        }
+        return Measure.percentile(&samples, 50) / 1e6
+    }
+}
+
+/// A command ready for `posix_spawn`: its argument and environment vectors are built once, before any timing,
+/// so a figure counts starting the process and nothing of the bench's own.
+final class SpawnCommand {
+    private let path: String
+    private let argv: [UnsafeMutablePointer<CChar>?]
+    private let envp: [UnsafeMutablePointer<CChar>?]
+
+    /// `path` with `arguments`, in this process's environment with `environment` added.
+    init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) {
+        self.path = path
+        argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let settings = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        envp = settings.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    }
+
+    deinit {
+        for pointer in argv + envp { free(pointer) }
+    }
+
+    /// Starts the command, its stdout to /dev/null.
+    func start() throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        var settings = ProcessInfo.processInfo.environment
-        settings.merge(environment) { _, new in new }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = settings.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard result == 0 else { throw SystemError("posix_spawn \(path)", errno: result) }
         return pid
     }
 
-    /// SIGTERM, then waits for the process to end.
-    static func reap(_ pid: pid_t) {
-        kill(pid, SIGTERM)
+    /// Waits for the process to end.
+    static func wait(_ pid: pid_t) {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
     }
 
-    static func medianExecToExit(
-        _ path: String, _ arguments: [String], environment: [String: String] = [:], runs: Int
-    ) -> Double {
-        var samples: [UInt64] = []
-        for _ in 0..<runs {
-            let start = MonotonicClock.nanoseconds()
-            guard let pid = try? spawn(path, arguments, environment: environment) else { return .nan }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            samples.append(MonotonicClock.nanoseconds() - start)
-        }
-        return Measure.percentile(&samples, 50) / 1e6
+    /// SIGTERM, then waits for the process to end.
+    static func stop(_ pid: pid_t) {
+        kill(pid, SIGTERM)
+        wait(pid)
     }
 }

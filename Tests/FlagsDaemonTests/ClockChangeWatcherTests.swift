@@ -17,11 +17,11 @@ import UnixIO
 /// quiet, so it is tried again, a few times at most.
 @Suite struct ClockChangeWatcherTests {
     @Test("The timer arms with TFD_TIMER_CANCEL_ON_SET and reports no change while the clock is left alone")
-    func armsAndStaysQuiet() throws {
+    func armsAndStaysQuiet() async throws {
         let timer = try TimerFD()
         defer { timer.close() }
         let fd = timer.descriptor
-        let quiet = try Self.inQuietWindow {
+        let quiet = try await Self.inQuietWindow {
             try ClockChangeWatcher.arm(timer)
             return ClockChangeWatcher.consume(timer)
         }
@@ -38,10 +38,7 @@ import UnixIO
 
     @Test("The watcher runs until its task is cancelled, and calls nobody without a change")
     func runsUntilCancelled() async throws {
-        var calls: Int?
-        for _ in 0..<Self.attempts where calls == nil {
-            let witness = try Self.witness()
-            defer { witness.close() }
+        let calls = try await Self.inQuietWindow {
             let counter = Counter()
             let watcher = try ClockChangeWatcher()
             let task = Task { await watcher.run { await counter.add() } }
@@ -49,7 +46,7 @@ import UnixIO
             task.cancel()
             // Returning at all is the first half of the claim: the watcher ends when its task is cancelled.
             await task.value
-            if !ClockChangeWatcher.consume(witness) { calls = await counter.count }
+            return await counter.count
         }
         #expect(calls == 0, "no window of \(Self.attempts) was free of a real clock change")
     }
@@ -57,17 +54,13 @@ import UnixIO
     /// How many windows a test tries before it gives up on finding one without a real clock change.
     static let attempts = 5
 
-    /// A timer armed as the watcher arms its own, to tell whether the host's clock was set meanwhile.
-    static func witness() throws -> TimerFD {
-        try ClockChangeWatcher.armedTimer()
-    }
-
-    /// `body`'s result from the first window a witness saw no clock change in; nil if every window saw one.
-    static func inQuietWindow<T>(_ body: () throws -> T) throws -> T? {
+    /// `body`'s result from the first window in which a witness, a timer armed as the watcher arms its own, saw
+    /// no change of the host's clock; nil if every window saw one.
+    static func inQuietWindow<T>(_ body: () async throws -> T) async throws -> T? {
         for _ in 0..<attempts {
-            let witness = try witness()
+            let witness = try ClockChangeWatcher.armedTimer()
             defer { witness.close() }
-            let result = try body()
+            let result = try await body()
             if !ClockChangeWatcher.consume(witness) { return result }
         }
         return nil

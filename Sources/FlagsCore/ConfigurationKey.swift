@@ -48,6 +48,10 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case requestRate = "RequestRate"
     case allowedOrigins = "AllowedOrigins"
 
+    // [DBus]
+    case bus = "Bus"
+    case busName = "Name"
+
     /// The section the key belongs in.
     public var section: ConfigurationSection {
         switch self {
@@ -61,6 +65,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .daemon
         case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate, .allowedOrigins:
             .ofrep
+        case .bus, .busName:
+            .dbus
         }
     }
 }

@@ -95,8 +95,12 @@ final class BusConnection {
 
     /// Asks for `name` without waiting for the answer (the loop must not block before the bus is up); the bus
     /// queues the request while another connection owns it (an old daemon still stopping during a restart).
-    func requestName(_ name: String) throws(SystemError) {
-        try Self.check("sd_bus_request_name_async", sd_bus_request_name_async(bus, nil, name, 0, nil, nil))
+    /// `answered` hears the bus's reply on this thread.
+    func requestName(
+        _ name: String, userdata: UnsafeMutableRawPointer, answered: sd_bus_message_handler_t
+    ) throws(SystemError) {
+        try Self.check(
+            "sd_bus_request_name_async", sd_bus_request_name_async(bus, nil, name, 0, answered, userdata))
     }
 
     /// Sends `message` (a signal or a reply) and releases it.

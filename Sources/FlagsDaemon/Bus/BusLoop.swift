@@ -81,6 +81,10 @@ final class BusLoop: @unchecked Sendable {
                     lose(connection, because: "\(error)")
                 }
             }
+            if connection != nil, state.withLock({ $0 }) != .connected, connection?.isReady == true {
+                retryDelay = Self.firstRetry
+                state.withLock { $0 = .connected }
+            }
             wait()
             takePosts()
             if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
@@ -97,11 +101,10 @@ final class BusLoop: @unchecked Sendable {
             try connection.addObject(
                 path: BusObject.path, interface: BusObject.interface,
                 userdata: Unmanaged.passUnretained(self).toOpaque(), method: busMethod, property: busProperty)
-            try connection.requestName(name)
+            try connection.requestName(
+                name, userdata: Unmanaged.passUnretained(self).toOpaque(), answered: busNameAnswered)
             self.connection = connection
-            retryDelay = Self.firstRetry
-            state.withLock { $0 = .connected }
-            logger.notice("serving on the \(kind.rawValue) bus", ["BUS_NAME": name])
+            state.withLock { $0 = .connecting }
         } catch {
             schedule(because: "\(error)")
         }
@@ -171,6 +174,18 @@ final class BusLoop: @unchecked Sendable {
         return 1
     }
 
+    /// The bus's answer to the request for the name.
+    fileprivate func nameAnswered(_ reply: BusMessage) {
+        if let error = reply.errorName {
+            logger.error(
+                "cannot own \(name) on the \(kind.rawValue) bus: \(error); is the bus policy installed "
+                    + "(/usr/share/dbus-1/system.d/\(BusObject.interface).conf)?",
+                ["BUS_NAME": name])
+        } else {
+            logger.notice("serving on the \(kind.rawValue) bus", ["BUS_NAME": name])
+        }
+    }
+
     /// A property read from sd-bus.
     fileprivate func read(_ property: String, into reply: OpaquePointer) -> Int32 {
         object.read(property: property, into: BusMessage(retaining: reply)) ? 1 : -ENOENT
@@ -186,6 +201,12 @@ struct BusWork: Sendable {
 private let busMethod: pwflagsd_bus_method = { call, userdata, _ in
     guard let call, let userdata else { return -EINVAL }
     return Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().handle(call)
+}
+
+private let busNameAnswered: sd_bus_message_handler_t = { reply, userdata, _ in
+    guard let reply, let userdata else { return 0 }
+    Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().nameAnswered(BusMessage(retaining: reply))
+    return 1
 }
 
 private let busProperty: pwflagsd_bus_property = { property, reply, userdata, _ in

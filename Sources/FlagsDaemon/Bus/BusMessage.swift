@@ -25,6 +25,14 @@ final class BusMessage: @unchecked Sendable {
         sd_bus_message_unref(raw)
     }
 
+    /// The D-Bus error name of an error reply; nil for anything else.
+    var errorName: String? {
+        guard sd_bus_message_is_method_error(raw, nil) > 0, let error = sd_bus_message_get_error(raw) else {
+            return nil
+        }
+        return error.pointee.name.map { String(cString: $0) }
+    }
+
     /// The method called, for a call.
     var member: String? { sd_bus_message_get_member(raw).map { String(cString: $0) } }
 
@@ -95,10 +103,11 @@ final class BusMessage: @unchecked Sendable {
         _ = sd_bus_message_close_container(raw)
     }
 
-    /// `a{sv}`: each member of `members` as a string key and a variant, in key order.
+    /// `a{sv}`: each member of `members` as a string key and a variant, in key order. D-Bus has no null: a
+    /// member whose value is `null` is left out, as a typed read takes `null` for absent (docs/dbus.md).
     func appendDictionary(_ members: [String: JSONValue]) {
         container("a", "{sv}") {
-            for key in members.keys.sorted() {
+            for key in members.keys.sorted() where members[key]?.isNull == false {
                 container("e", "sv") {
                     append(key)
                     appendVariant(members[key] ?? .null)
@@ -108,8 +117,7 @@ final class BusMessage: @unchecked Sendable {
     }
 
     /// A JSON value as a variant: a string `s`, a number `d`, a boolean `b`, an object `a{sv}`, an array `av`;
-    /// `null` travels as an empty `av` (D-Bus has no null; docs/dbus.md says how to tell it from `[]`: the
-    /// flag's JSON text).
+    /// a `null` element of an array travels as an empty `av` (the flag's JSON text tells it from `[]`).
     func appendVariant(_ value: JSONValue) {
         switch value {
         case .string(let string): container("v", "s") { append(string) }

@@ -62,7 +62,7 @@ final class BusObject {
             let snapshot = store.current
             let result = controller.explain(key: key, snapshot: snapshot, subscriptions: 0)
             return jsonReply(call, result)
-        case "Status":
+        case "GetStatus":
             let result = controller.status(snapshot: store.current, connections: 0, subscriptions: 0)
             return jsonReply(call, result)
         default:

@@ -46,6 +46,8 @@ static const sd_bus_vtable flags_vtable[] = {
     SD_BUS_METHOD_WITH_NAMES("SetUserId", "s", SD_BUS_PARAM(user_id), "ss",
                              SD_BUS_PARAM(effective_user_id) SD_BUS_PARAM(held_until), on_method,
                              SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("SetAppState", "s", SD_BUS_PARAM(state), "b", SD_BUS_PARAM(session_started), on_method,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("Explain", "s", SD_BUS_PARAM(key), "s", SD_BUS_PARAM(json), on_method,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(json), on_method, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -112,6 +112,16 @@ final class BusObject {
                 case .failure(let error): .failure(error)
                 }
             }
+        case "SetAppState":
+            guard access.mayControl(peer) else { return denied(call, member) }
+            guard let text = call.readString(), let state = Call.AppState(rawValue: text) else { return invalid(call) }
+            dispatch(call) {
+                switch await controller.setAppState(state) {
+                case .success(let result as SetAppStateResult): .sessionStarted(result.sessionStarted)
+                case .success: .sessionStarted(false)
+                case .failure(let error): .failure(error)
+                }
+            }
         default:
             return call.errorReply(
                 name: "org.freedesktop.DBus.Error.UnknownMethod", text: "unknown method \(member)")

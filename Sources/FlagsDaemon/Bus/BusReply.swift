@@ -7,6 +7,8 @@ enum BusReply: Sendable {
     case refresh(succeeded: Bool, fromNetwork: Bool, status: Int, reason: String)
     /// `SetUserId`: the user now in effect and when a `Retry-After` hold ends ("" for none).
     case userId(String, heldUntil: String)
+    /// `SetAppState`: whether the call started a session.
+    case sessionStarted(Bool)
     /// `LogImpression`: the outcome word, and the R11 status of a failed send (0 otherwise).
     case impression(outcome: String, status: Int)
     /// A refused or failed call, as a D-Bus error.
@@ -26,6 +28,10 @@ enum BusReply: Sendable {
             let reply = call.reply()
             reply?.append(userId)
             reply?.append(heldUntil)
+            return reply
+        case .sessionStarted(let started):
+            let reply = call.reply()
+            reply?.append(started)
             return reply
         case .impression(let outcome, let status):
             let reply = call.reply()

@@ -10,9 +10,7 @@ extension Daemon {
         statusLine: @escaping @Sendable () -> String, logger: Logger
     ) -> BusServer? {
         guard let bus = configuration.bus else { return nil }
-        let access = BusAccess(
-            socketFile: socketPath.flatMap(BusAccess.socketFile(at:)),
-            control: AccessPolicy.make(for: configuration, logger: logger))
+        let access = BusAccess(socketPath: socketPath, control: AccessPolicy.make(for: configuration, logger: logger))
         do {
             return try BusServer(
                 kind: bus, name: configuration.busName, store: store,

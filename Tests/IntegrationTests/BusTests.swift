@@ -214,12 +214,20 @@ struct BusTests {
         let daemon = try Self.daemon(on: rig)
         defer { daemon.cleanUp() }
         // No bus yet: READY=1 came, and the socket serves.
-        let get = try daemon.connect().request(#"{"id":1,"method":"get","params":{"key":"new_checkout"}}"#)
+        let client = try daemon.connect()
+        let get = try client.request(#"{"id":1,"method":"get","params":{"key":"new_checkout"}}"#)
         #expect(get?["result"]?["flag"]?["key"] == "new_checkout")
+        let waiting = try client.request(#"{"id":2,"method":"status"}"#)?["result"]?["bus"]
+        #expect(waiting?["state"] == "connecting", "\(String(describing: waiting))")
+        #expect(waiting?["name"] == "io.github.pwflagsd.Flags1")
+        #expect(waiting?["bus"] == "system")
 
         try rig.start()
         try await Self.waitForName(rig)
         #expect(try rig.call("IsEnabled", "sb", ["search_v2", "false"]).stdout == "b true\n")
+        let serving = try client.request(#"{"id":3,"method":"status"}"#)?["result"]?["bus"]
+        #expect(serving?["state"] == "serving", "\(String(describing: serving))")
+        #expect(serving?["reason"] == .null)
 
         // The bus restarts (here: dies and comes back): the daemon reconnects by itself.
         rig.stop()

@@ -14,8 +14,16 @@ import UnixIO
 /// `ControlGroups` (`AccessPolicy`).
 struct BusAccess: Sendable {
     /// The line socket's path; nil lets only root and the daemon's user read.
-    var socketPath: String?
-    var control: AccessPolicy
+    let socketPath: String?
+    /// `ControlGroups`, as the last reload left it.
+    let policy: Locked<AccessPolicy>
+
+    init(socketPath: String?, control: AccessPolicy) {
+        self.socketPath = socketPath
+        policy = Locked(control)
+    }
+
+    private var control: AccessPolicy { policy.withLock { $0 } }
 
     func mayRead(_ peer: BusPeer) -> Bool {
         if control.isPrivileged(credentials(peer)) { return true }

@@ -1,6 +1,7 @@
 import CSystemd
 import CSystemdBus
 import FlagsCore
+import FlagsProtocol
 import UnixIO
 
 #if canImport(Glibc)
@@ -20,16 +21,10 @@ final class BusLoop: @unchecked Sendable {
         case stop
     }
 
-    /// Where the bus stands, for `status`.
-    enum State: Sendable, Equatable {
-        case connecting
-        case connected
-        case unavailable(reason: String)
-    }
-
     let kind: MessageBus
     let name: String
-    let state = Locked(State.connecting)
+    /// Where the daemon stands on the bus, for `status` (the controller's board).
+    private let status: Locked<StatusResult.Bus?>
     private let inbox = Locked<[Post]>([])
     private let doorbell: EventFD
     private let logger: Logger
@@ -47,12 +42,15 @@ final class BusLoop: @unchecked Sendable {
     private static let lastRetry: UInt64 = 60_000_000_000
 
     init(
-        kind: MessageBus, name: String, logger: Logger, work: AsyncStream<BusWork>.Continuation,
+        kind: MessageBus, name: String, status: Locked<StatusResult.Bus?>, logger: Logger,
+        work: AsyncStream<BusWork>.Continuation,
         makeObject: (@escaping (BusMessage, @escaping @Sendable () async -> BusReply) -> Void) -> BusObject
     ) throws(SystemError) {
         self.kind = kind
         self.name = name
+        self.status = status
         self.logger = logger
+        status.withLock { $0 = StatusResult.Bus(bus: kind.rawValue, name: name, state: "connecting") }
         self.work = work
         doorbell = try EventFD()
         object = makeObject { [work] call, operation in
@@ -81,10 +79,6 @@ final class BusLoop: @unchecked Sendable {
                     lose(connection, because: "\(error)")
                 }
             }
-            if connection != nil, state.withLock({ $0 }) != .connected, connection?.isReady == true {
-                retryDelay = Self.firstRetry
-                state.withLock { $0 = .connected }
-            }
             wait()
             takePosts()
             if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
@@ -104,7 +98,7 @@ final class BusLoop: @unchecked Sendable {
             try connection.requestName(
                 name, userdata: Unmanaged.passUnretained(self).toOpaque(), answered: busNameAnswered)
             self.connection = connection
-            state.withLock { $0 = .connecting }
+            report("connecting")
         } catch {
             schedule(because: "\(error)")
         }
@@ -116,8 +110,12 @@ final class BusLoop: @unchecked Sendable {
         schedule(because: reason)
     }
 
+    private func report(_ state: String, reason: String? = nil) {
+        status.withLock { $0 = StatusResult.Bus(bus: kind.rawValue, name: name, state: state, reason: reason) }
+    }
+
     private func schedule(because reason: String) {
-        state.withLock { $0 = .unavailable(reason: reason) }
+        report("unavailable", reason: reason)
         retryAt = MonotonicClock.nanoseconds() + retryDelay
         retryDelay = min(retryDelay * 2, Self.lastRetry)
     }
@@ -177,11 +175,14 @@ final class BusLoop: @unchecked Sendable {
     /// The bus's answer to the request for the name.
     fileprivate func nameAnswered(_ reply: BusMessage) {
         if let error = reply.errorName {
+            report("unavailable", reason: "the bus refused the name: \(error)")
             logger.error(
                 "cannot own \(name) on the \(kind.rawValue) bus: \(error); is the bus policy installed "
                     + "(/usr/share/dbus-1/system.d/\(BusObject.interface).conf)?",
                 ["BUS_NAME": name])
         } else {
+            retryDelay = Self.firstRetry
+            report("serving")
             logger.notice("serving on the \(kind.rawValue) bus", ["BUS_NAME": name])
         }
     }

@@ -6,6 +6,7 @@ import UnixIO
 /// reached, and serves the socket while the bus is missing or restarts.
 final class BusServer: Service {
     let loop: BusLoop
+    private let access: BusAccess
     private let work: AsyncStream<BusWork>
 
     init(
@@ -14,7 +15,10 @@ final class BusServer: Service {
     ) throws(SystemError) {
         let (work, continuation) = AsyncStream.makeStream(of: BusWork.self)
         self.work = work
-        loop = try BusLoop(kind: kind, name: name, logger: logger, work: continuation) { dispatch in
+        self.access = access
+        loop = try BusLoop(
+            kind: kind, name: name, status: controller.busStatus, logger: logger, work: continuation
+        ) { dispatch in
             BusObject(
                 store: store, controller: controller, access: access, statusLine: statusLine, dispatch: dispatch)
         }
@@ -46,6 +50,11 @@ final class BusServer: Service {
         } onCancel: {
             loop.post(.stop)
         }
+    }
+
+    /// A reload changed `ControlGroups`.
+    func update(access: AccessPolicy) {
+        self.access.policy.withLock { $0 = access }
     }
 
     func shutdownGracefully() async {

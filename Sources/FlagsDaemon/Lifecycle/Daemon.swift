@@ -102,6 +102,7 @@ public final class Daemon: Sendable {
         }
         Systemd.notifyReady(status: status.line())
         await reloader.use(server: server)
+        if let bus { await reloader.use(bus: bus) }
 
         // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:

@@ -35,17 +35,17 @@ struct CLibrary: Sendable {
     }
 
     /// Compiles `sources` (paths under Sources/libpwflags) with `compiler` (default: the library's) and
-    /// `-Wall -Wextra -Werror`, flags from `pkg-config --cflags --libs pwflags`; returns the program's path.
-    func compile(_ sources: [String], compiler: String? = nil, flags: [String] = [], output name: String) throws
-        -> String
-    {
+    /// `-Wall -Wextra -Werror`, `links` after the sources and the flags from `pkg-config --cflags --libs pwflags`; returns the program's path.
+    func compile(
+        _ sources: [String], compiler: String? = nil, flags: [String] = [], links: [String] = [], output name: String
+    ) throws -> String {
         let output = prefix + "/" + name
         let files = sources.map { "'\(Self.source)/\($0)'" }.joined(separator: " ")
         try Self.runShell(
             "PKG_CONFIG_PATH='\(libraryDirectory)/pkgconfig' \(compiler ?? self.compiler) -Wall -Wextra -Werror "
                 + "\((extraFlags + flags).joined(separator: " ")) \(files) -o '\(output)' "
                 + "$(PKG_CONFIG_PATH='\(libraryDirectory)/pkgconfig' pkg-config --cflags --libs pwflags) -pthread "
-                + "-Wl,-rpath,'\(libraryDirectory)'")
+                + "\(links.joined(separator: " ")) -Wl,-rpath,'\(libraryDirectory)'")
         return output
     }
 

@@ -146,4 +146,16 @@ import Testing
         #expect(run.line(startingWith: "python search_v2") == "python search_v2 1 missing 1")
         #expect(run.line(startingWith: "python refresh") == "python refresh error=0 status=0")
     }
+
+    @Test("The GLib example runs the client from a GLib main loop (g_unix_fd_add)")
+    func glibMainLoop() throws {
+        let library = try CLibrary.build()
+        let program = try library.compile(
+            ["examples/glib.c"], links: ["$(pkg-config --cflags --libs glib-2.0)"], output: "glib-example")
+        let daemon = try Self.demoDaemon()
+        defer { daemon.cleanUp() }
+        let run = try CProgram(program, [daemon.socketPath])
+        #expect(run.line(startingWith: "glib") == "glib new_checkout enabled")
+        #expect(run.finish() == 0)
+    }
 }

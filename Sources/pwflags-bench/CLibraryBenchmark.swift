@@ -28,7 +28,8 @@ enum CLibraryBenchmark {
         let reads = quick ? 2_000_000 : 10_000_000
         let read = shell("'\(prefix)/cbench' read '\(socketPath)' \(reads)").flatMap { value(after: "read_ns", in: $0) }
         report.add(
-            section, "get + one property, single thread", read ?? .nan, "ns", target: "≤ 100", met: (read ?? .infinity) <= 100)
+            section, "get + one property, single thread", read ?? .nan, "ns", target: "≤ 100",
+            met: (read ?? .infinity) <= 100)
         let rss = shell("'\(prefix)/crss' '\(lib)/libpwflags.so.0' '\(socketPath)'").flatMap {
             value(after: "rss_kib", in: $0)
         }

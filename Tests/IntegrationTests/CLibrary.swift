@@ -28,7 +28,8 @@ struct CLibrary: Sendable {
         if let library = built.withLock({ $0[flavour] }) { return library }
         let directory = try TemporaryDirectory(prefix: "pwlib")
         try runShell(
-            "CC=\(compiler) EXTRA_CFLAGS='\(extraFlags.joined(separator: " "))' '\(source)/build.sh' '\(directory.path)'")
+            "CC=\(compiler) EXTRA_CFLAGS='\(extraFlags.joined(separator: " "))' '\(source)/build.sh' '\(directory.path)'"
+        )
         let library = CLibrary(prefix: directory.path, compiler: compiler, extraFlags: extraFlags)
         built.withLock { $0[flavour] = library }
         return library

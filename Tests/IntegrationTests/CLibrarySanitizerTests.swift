@@ -61,7 +61,10 @@ import Testing
         let flag = { (count: Int) in
             Flag(
                 key: "stress", isEnabled: count % 2 == 0, ruleId: "r\(count)",
-                properties: ["value": .string("v\(count)"), "count": .number(Double(count)), "nested": ["n": .number(Double(count))]])
+                properties: [
+                    "value": .string("v\(count)"), "count": .number(Double(count)),
+                    "nested": ["n": .number(Double(count))],
+                ])
         }
         let daemon = try DaemonProcess.serving([flag(0)])
         defer { daemon.cleanUp() }

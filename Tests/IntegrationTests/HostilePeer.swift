@@ -62,7 +62,10 @@ final class HostilePeer: Sendable {
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             switch behaviour {
             case .garbage:
-                send(fd, "\u{1}\u{ff}garbage\n{\"id\":1,\"result\":\n[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n")
+                send(
+                    fd,
+                    "\u{1}\u{ff}garbage\n{\"id\":1,\"result\":\n[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"
+                )
                 send(fd, "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}\n{\"method\":\"flagsChanged\",\"params\":7}\n")
                 close(fd)
             case .endlessLine:
@@ -86,7 +89,9 @@ final class HostilePeer: Sendable {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written

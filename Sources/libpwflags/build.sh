@@ -20,9 +20,12 @@ for source in "$here"/src/*.c; do
     $cc $cflags -c "$source" -o "$object"
     objects="$objects $object"
 done
+# -z defs proves the library needs nothing but libc; a sanitizer's runtime is the program's to link, not ours.
+defs=-Wl,-z,defs
+case ${EXTRA_CFLAGS:-} in *-fsanitize=*) defs= ;; esac
 # shellcheck disable=SC2086
 $cc -shared -o "$out/lib/libpwflags.so.$version" $objects -Wl,-soname,libpwflags.so.0 \
-    -Wl,--version-script="$here/libpwflags.map" -Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,--as-needed \
+    -Wl,--version-script="$here/libpwflags.map" $defs -Wl,-z,relro -Wl,-z,now -Wl,--as-needed \
     -lpthread ${EXTRA_CFLAGS:-}
 ln -sf "libpwflags.so.$version" "$out/lib/libpwflags.so.0"
 ln -sf libpwflags.so.0 "$out/lib/libpwflags.so"

@@ -46,8 +46,8 @@ typedef struct snapshot {
     pwflags_flag **table;
 } snapshot;
 
-/* Takes over the references in flags[0..n) (sorts them; a later duplicate key wins). NULL on -ENOMEM, having
- * released them. */
+/* Takes over the references in flags[0..n) (sorts them; of two flags with one key, which the daemon never sends,
+ * one is kept). NULL on -ENOMEM, having released them. */
 snapshot *snapshot_new(pwflags_flag **flags, size_t n);
 void snapshot_free(snapshot *s);
 pwflags_flag *snapshot_find(const snapshot *s, const char *key, size_t key_len);

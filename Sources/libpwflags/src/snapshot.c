@@ -13,11 +13,10 @@ static int compare_keys(const pwflags_flag *a, const pwflags_flag *b) {
     return a->key_len < b->key_len ? -1 : a->key_len > b->key_len;
 }
 
-/* Stable order by key (keys compare by their bytes, R2), so that the last of two equal keys can win. */
+/* By key, compared by its bytes (R2). */
 static int compare_entries(const void *a, const void *b) {
     const pwflags_flag *const *x = a, *const *y = b;
-    int c = compare_keys(*x, *y);
-    return c ? c : (x < y ? -1 : x > y);
+    return compare_keys(*x, *y);
 }
 
 static uint64_t hash_key(const char *key, size_t len) {
@@ -43,7 +42,7 @@ snapshot *snapshot_new(pwflags_flag **flags, size_t n) {
         }
         return NULL;
     }
-    qsort(flags, n, sizeof *flags, compare_entries);
+    if (n) qsort(flags, n, sizeof *flags, compare_entries);
     for (size_t i = 0; i < n; i++) {
         if (s->n && compare_keys(s->sorted[s->n - 1], flags[i]) == 0) {
             pwflags_flag_unref(s->sorted[s->n - 1]);

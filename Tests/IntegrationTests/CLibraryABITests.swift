@@ -33,7 +33,10 @@ import Testing
             .filter { $0.hasPrefix("pwflags_") }.map { String($0.dropLast()) }.sorted()
         #expect(try Self.exported == listed)
         let header = try String(contentsOfFile: CLibrary.source + "/include/pwflags.h", encoding: .utf8)
-        for symbol in listed { #expect(header.contains(" \(symbol)("), "\(symbol) is not declared in pwflags.h") }
+        for symbol in listed {
+            let declared = header.contains("\(symbol)(")
+            #expect(declared, "\(symbol) is not declared in pwflags.h")
+        }
     }
 
     @Test("The Debian symbols file lists exactly the exported symbols (dpkg-gensymbols -c4)")

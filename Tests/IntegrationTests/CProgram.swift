@@ -36,9 +36,9 @@ final class CProgram {
         }
     }
 
-    /// Sends one command line.
+    /// Sends one command line; a program that already exited (EPIPE) gets nothing.
     func send(_ command: String) {
-        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
     }
 
     /// The next line that starts with `prefix` (others are kept for `update`s), nil after `timeout`.

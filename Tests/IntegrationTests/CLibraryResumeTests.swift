@@ -55,4 +55,38 @@ import Testing
         #expect(program.ask("enabled new_checkout 0", expecting: "enabled") == "enabled 1")
         #expect(program.finish() == 0)
     }
+
+    @Test("R15: while the daemon is away the flags serve until expiresAt, then go, and listeners are told")
+    func flagsExpireWhileTheDaemonIsAway() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // The probe's wall clock moves a day on through the shim, instead of the test waiting for one.
+        let shim = try PreloadShim.build("ClockShim/wall-clock-shift.c", in: directory)
+        let shiftFile = directory.file("wall-clock-shift")
+        _ = FileManager.default.createFile(atPath: shiftFile, contents: Data(count: 8))
+        let rig = try PushwooshRig.start(daemon: ClientLibraryRefreshTests.startDaemon) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        }
+        defer { rig.stop() }
+        let program = try CProgram(
+            try Self.probe(), [rig.daemon.socketPath],
+            environment: ["LD_PRELOAD": shim, "PWFLAGS_WALL_CLOCK_SHIFT_FILE": shiftFile])
+        #expect(program.ask("refresh", expecting: "refresh", timeout: .seconds(60)) == "refresh error=0 status=0")
+        #expect(program.ask("enabled new_checkout 0", expecting: "enabled") == "enabled 1")
+        #expect(program.ask("listen", expecting: "listening") == "listening 1")
+        _ = rig.daemon.stop()
+        #expect(
+            await Eventually.wait(timeout: .seconds(15)) {
+                program.ask("connected", expecting: "connected") == "connected 0"
+            })
+        // An hour on the flags still serve (CacheMaxAge is a day); a day and a minute on they are gone.
+        try WallClockChangeTests.shift(shiftFile, by: 3600)
+        #expect(program.ask("process", expecting: "processed") == "processed 1")
+        #expect(program.ask("enabled new_checkout 0", expecting: "enabled") == "enabled 1")
+        try WallClockChangeTests.shift(shiftFile, by: 86_400 + 60)
+        #expect(program.ask("process", expecting: "processed") == "processed 1")
+        #expect(program.line(startingWith: "update") == "update changed= removed=new_checkout")
+        #expect(program.ask("enabled new_checkout 0", expecting: "enabled") == "enabled 0")
+        #expect(program.finish() == 0)
+    }
 }

@@ -3,7 +3,7 @@
  *   probe SOCKET [--thread]
  * Commands: get KEY | enabled KEY DEFAULT | string KEY NAME DEFAULT | number KEY NAME DEFAULT | bool KEY NAME
  * DEFAULT | object KEY NAME | array KEY NAME | listen | unlisten | refresh | impression KEY | user ID |
- * state foreground|background | status | snapshot MILLISECONDS | connected | quit */
+ * state foreground|background | status | snapshot MILLISECONDS | process | connected | quit */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <poll.h>
@@ -118,6 +118,8 @@ static void command(pwflags_client *c, char *line) {
         if (r < 0) say("status error=%d -", r);
     } else if (strcmp(what, "snapshot") == 0 && n >= 2) {
         say("snapshot %d", pwflags_client_wait_for_snapshot(c, (uint64_t)atol(words[1]) * 1000));
+    } else if (strcmp(what, "process") == 0) {
+        say("processed %d", pwflags_client_process(c) >= 0);
     } else if (strcmp(what, "connected") == 0) {
         say("connected %d", pwflags_client_is_connected(c));
     } else {

@@ -88,7 +88,7 @@ import Testing
         let source = CLibrary.source
         try CLibrary.runShell(
             "clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I'\(source)/include' "
-                + "-I'\(source)/src' '\(source)/src/json.c' '\(source)/src/flag.c' '\(source)/fuzz/json_fuzz.c' "
+                + "-I'\(source)/src' '\(source)/src/json.c' '\(source)/src/json_writer.c' '\(source)/src/flag.c' '\(source)/fuzz/json_fuzz.c' "
                 + "-o '\(directory.path)/json-fuzz' && mkdir '\(directory.path)/corpus' && "
                 + "'\(directory.path)/json-fuzz' -seed=1 -runs=100000 -max_len=4096 '\(directory.path)/corpus' "
                 + "'\(source)/fuzz/corpus' 2>'\(directory.path)/log'")

@@ -1,6 +1,6 @@
 /* libFuzzer target for the JSON reader and the flag decoder, which read what a possibly hostile peer sends.
  * Built and run for a bounded number of runs by the tests (CLibraryFuzzTests):
- *   clang-14 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc src/json.c src/flag.c fuzz/json_fuzz.c */
+ *   clang-14 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc src/json.c src/json_writer.c src/flag.c fuzz/json_fuzz.c */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -66,7 +66,7 @@ let package = Package(
         // The benchmark (docs/performance.md): pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
-            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux"],
+            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux", "CSystemd"],
             swiftSettings: strict
         ),
         // The benchmark's start-up floor: the least a Swift program built like pwflagsd costs from exec to exit.

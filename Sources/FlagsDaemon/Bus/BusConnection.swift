@@ -35,7 +35,9 @@ final class BusConnection {
 
     deinit {
         if let slot { sd_bus_slot_unref(slot) }
-        sd_bus_flush_close_unref(bus)
+        // Not sd_bus_flush_close_unref: a flush waits without a bound, for a bus that never finished the hello
+        // too. `flush(within:)` sent what it could.
+        sd_bus_close_unref(bus)
     }
 
     /// The address sd-bus's own `sd_bus_open_system`/`_user` would use: `$DBUS_SYSTEM_BUS_ADDRESS` or the
@@ -108,9 +110,18 @@ final class BusConnection {
         _ = sd_bus_send(bus, message.raw, nil)
     }
 
-    /// Flushes what is queued, for a clean shutdown.
-    func flush() {
-        _ = sd_bus_flush(bus)
+    /// Sends what is queued (replies to the last calls) for at most `limit` nanoseconds, for a clean shutdown;
+    /// never waits for a bus that does not read or never said hello.
+    func flush(within limit: UInt64) {
+        guard isReady else { return }
+        let deadline = MonotonicClock.nanoseconds() + limit
+        while events & Int16(POLLOUT) != 0 {
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { return }
+            var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLOUT), revents: 0)
+            guard poll(&descriptor, 1, Int32(clamping: (deadline - now) / 1_000_000 + 1)) > 0 else { return }
+            guard (try? process()) != nil else { return }
+        }
     }
 
     /// A new signal of `interface` from `path`.

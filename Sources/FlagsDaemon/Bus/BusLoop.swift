@@ -83,7 +83,7 @@ final class BusLoop: @unchecked Sendable {
             takePosts()
             if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
         }
-        connection?.flush()
+        connection?.flush(within: 1_000_000_000)
         connection = nil
         work.finish()
     }

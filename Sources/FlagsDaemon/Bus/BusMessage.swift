@@ -33,6 +33,9 @@ final class BusMessage: @unchecked Sendable {
         return error.pointee.name.map { String(cString: $0) }
     }
 
+    /// The unique name of the connection that sent this message (`:1.42`).
+    var sender: String? { sd_bus_message_get_sender(raw).map { String(cString: $0) } }
+
     /// The method called, for a call.
     var member: String? { sd_bus_message_get_member(raw).map { String(cString: $0) } }
 

@@ -21,6 +21,7 @@ final class BusObject {
     private let store: FlagStore
     private let controller: DaemonController
     private let access: BusAccess
+    private let peers = BusPeers()
     /// The `STATUS=` line, for the `Status` property.
     private let statusLine: () -> String
     /// Hands a control call's work to the async side; its reply comes back on the bus thread.
@@ -40,7 +41,7 @@ final class BusObject {
     /// One method call; the reply, or nil when it will come later (a control call) .
     func handle(_ call: BusMessage) -> BusMessage? {
         guard let member = call.member else { return nil }
-        let peer = call.senderUID().map(BusPeer.init(uid:))
+        let peer = peers.peer(of: call)
         guard let peer, access.mayRead(peer) else {
             return call.errorReply(
                 name: Self.accessDenied, text: "not permitted: reading flags is limited to root and the pwflags group")

@@ -34,3 +34,23 @@ struct BusPeer: Sendable, Equatable {
         self.init(uid: uid, gid: primary, supplementaryGroups: Array(groups.prefix(Int(max(0, count)))))
     }
 }
+
+/// The callers the daemon has met, by unique connection name: the bus is asked who sent a call once per
+/// connection, not once per call (a unique name is never reused while the bus runs, and its user never changes).
+/// Bus thread only.
+final class BusPeers {
+    private var known: [String: BusPeer] = [:]
+    /// More than this many names (connections come and go on a long-running bus): forget them all and ask again.
+    private static let limit = 1024
+
+    /// Who sent `call`; nil when the bus cannot say.
+    func peer(of call: BusMessage) -> BusPeer? {
+        guard let sender = call.sender else { return nil }
+        if let peer = known[sender] { return peer }
+        guard let uid = call.senderUID() else { return nil }
+        if known.count >= Self.limit { known.removeAll(keepingCapacity: true) }
+        let peer = BusPeer(uid: uid)
+        known[sender] = peer
+        return peer
+    }
+}

@@ -41,9 +41,9 @@ import UnixIO
         configuration.applicationCode = "ABCDE-12345"
         return Refresher(
             source: PushwooshProvider(
-                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                diskCache: FlagCache(directory: state), logger: Logger(level: .err)),
-            stateDirectory: state, configuration: configuration, hwid: "hwid-1",
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: state)),
+            store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
             logger: Logger(level: .err))
     }
 

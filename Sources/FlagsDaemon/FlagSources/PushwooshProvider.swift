@@ -3,45 +3,29 @@ import FlagsProtocol
 import PushwooshAPI
 import UnixIO
 
-/// Flags from Pushwoosh: fetched by the refresher (R7-R16), kept in the disk cache, no longer served once they
-/// reach `CacheMaxAge` (R15).
+/// Flags from Pushwoosh, fetched when the refresher asks (R7-R16); the feed keeps complete responses in the disk
+/// cache this names, and stops serving them at `CacheMaxAge` (R15).
 final class PushwooshProvider: FlagProvider {
     let mark = FlagSource.pushwoosh
-    let applicationCode: String
+    private let code: String
     let diskCache: FlagCache?
+    let servesItself = false
     private let fetcher: any FlagFetcher
-    private let store: FlagStore
-    private let logger: Logger
-    /// Set by `retire()`; the store is written under this lock, so that nothing lands after `retire()` returns.
-    private let retired = Locked(false)
 
-    init(
-        fetcher: any FlagFetcher, applicationCode: String, store: FlagStore, diskCache: FlagCache, logger: Logger
-    ) {
+    init(fetcher: any FlagFetcher, applicationCode: String, diskCache: FlagCache) {
         self.fetcher = fetcher
-        self.applicationCode = applicationCode
-        self.store = store
+        self.code = applicationCode
         self.diskCache = diskCache
-        self.logger = logger
     }
+
+    var applicationCode: String? { code }
 
     var problem: String? { fetcher.problem }
 
     var impressionSink: (any FlagFetcher)? { fetcher }
 
-    func identity(userId: String) -> String { "pushwoosh \(applicationCode) \(userId)" }
-
-    func settings(_ configuration: Configuration) -> RefreshPolicy.Settings { RefreshPolicy.Settings(configuration) }
-
-    // MARK: Serving
-
-    func start(_ refresher: Refresher) async {
-        await refresher.start()
-        if refresher.status.withLock({ $0.fetchedAt }) == nil {
-            // No usable disk cache (or R16: no requests at all): nothing is served until a fetch succeeds.
-            serve(FlagSet(), expiry: .never)
-        }
-    }
+    /// Nothing is served before the refresher starts: it serves the disk cache, or nothing.
+    func start() {}
 
     /// Nothing to watch: the refresher's timers ask Pushwoosh.
     func run() async {}
@@ -51,7 +35,6 @@ final class PushwooshProvider: FlagProvider {
     }
 
     func retire() {
-        retired.withLock { $0 = true }
         fetcher.retire()
     }
 
@@ -59,55 +42,11 @@ final class PushwooshProvider: FlagProvider {
         await fetcher.fetch(userId: userId)
     }
 
-    /// `CacheMaxAge` after the fetch (R15).
-    func expiry(fetchedAt: Double?, maxAge: Double, clock: any DaemonClock) -> FlagExpiry {
-        FlagExpiry(fetchedAt: fetchedAt, maxAge: maxAge, clock: clock)
-    }
-
-    func fetched(_ response: FeatureFlagsResponse, expiry: FlagExpiry) {
-        guard served(FlagSet(response.flags), expiry: expiry) else { return }
-        logger.info(
-            "fetched flags", ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
-    }
-
-    func serve(_ flags: FlagSet, expiry: FlagExpiry) {
-        _ = served(flags, expiry: expiry)
-    }
-
-    /// Serves `flags` unless retired; returns whether it did.
-    private func served(_ flags: FlagSet, expiry: FlagExpiry) -> Bool {
-        retired.withLock { retired in
-            guard !retired else { return false }
-            store.replace(with: flags, from: mark, expiry: expiry)
-            return true
-        }
-    }
-
-    func restamp(_ expiry: FlagExpiry) {
-        retired.withLock { retired in
-            guard !retired else { return }
-            store.restamp(expiry)
-        }
-    }
-
-    /// Flags are fetched for a user: the previous user's are gone before the new user's arrive.
-    func userChanged() {
-        serve(FlagSet(), expiry: .never)
-    }
-
-    func refresh(_ refresher: Refresher) async -> Result<Bool, PushwooshError> {
-        await refresher.refresh()
-    }
-
-    func pushRegistered(_ refresher: Refresher) async -> Bool {
-        await refresher.pushRegistered()
-    }
-
     // MARK: Reporting
 
     func fill(_ status: inout StatusResult, refresher: RefresherStatus) {
         status.source = mark.rawValue
-        status.applicationCode = applicationCode
+        status.applicationCode = code
     }
 
     func ageSeconds(refresher: RefresherStatus, clock: any DaemonClock) -> Double? {
@@ -115,7 +54,7 @@ final class PushwooshProvider: FlagProvider {
     }
 
     func statusLine(flags count: Int, refresher status: RefresherStatus, clock: any DaemonClock) -> String {
-        var line = "Pushwoosh \(applicationCode): \(count) flags"
+        var line = "Pushwoosh \(code): \(count) flags"
         if let problem = status.problem { return line + "; not fetching: \(problem)" }
         if let fetchedAt = status.fetchedAt {
             line += ", fetched \(Self.age(clock.bootNow() - fetchedAt)) ago"

@@ -40,12 +40,13 @@ final class SourceStack: Sendable {
             let fetcher = Self.makePushwooshFetcher(
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
             source = PushwooshProvider(
-                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                diskCache: FlagCache(directory: stateDirectory), logger: logger)
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: stateDirectory))
         }
         self.source = source
         let refresher = Refresher(
             source: source,
+            store: store,
             stateDirectory: stateDirectory,
             configuration: configuration,
             hwid: hwid,
@@ -66,17 +67,8 @@ final class SourceStack: Sendable {
     /// Serves what can be served without the network: the local file, or the disk cache valid for this source,
     /// or nothing, replacing whatever a previous stack served (a reload serves what a restart would).
     func start() async {
-        await source.start(refresher)
-    }
-
-    /// A caller's `refresh`, as the source answers it: returns whether the answer came from the network.
-    func refresh() async -> Result<Bool, PushwooshError> {
-        await source.refresh(refresher)
-    }
-
-    /// A caller's `pushRegistered`, as the source answers it: returns whether a refresh was started.
-    func pushRegistered() async -> Bool {
-        await source.pushRegistered(refresher)
+        source.start()
+        await refresher.start()
     }
 
     /// Runs the timers and the source's watch until cancelled.

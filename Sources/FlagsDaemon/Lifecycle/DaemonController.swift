@@ -61,7 +61,7 @@ public final class DaemonController: Sendable {
 
     /// `refresh`: fetches now and answers with the flags in effect after it.
     func refresh() async -> Result<any CallResult, RPCError> {
-        switch await onActiveStack({ await $0.refresh() }) {
+        switch await onActiveStack({ await $0.refresher.refresh() }) {
         case .success(let fromNetwork):
             let snapshot = store.current
             return .success(
@@ -89,7 +89,7 @@ public final class DaemonController: Sendable {
     }
 
     func pushRegistered() async -> Result<any CallResult, RPCError> {
-        let started = await onActiveStack { await $0.pushRegistered() }
+        let started = await onActiveStack { await $0.refresher.pushRegistered() }
         return .success(PushRegisteredResult(refreshStarted: started))
     }
 

@@ -39,7 +39,7 @@ import Testing
             edit(&configuration)
             fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
             refresher = Refresher(
-                source: PushwooshProvider(
+                provider: PushwooshProvider(
                     fetcher: fetcher, applicationCode: configuration.applicationCode,
                     diskCache: FlagCache(directory: StateDirectory(path: self.directory.path))),
                 store: store,

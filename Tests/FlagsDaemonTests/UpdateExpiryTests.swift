@@ -29,7 +29,7 @@ import UnixIO
             fetcher: ScriptedFetcher(), applicationCode: "ABCDE-12345",
             diskCache: FlagCache(directory: StateDirectory(path: "/nonexistent/pwflagsd-test")))
         return FlagFeed(
-            source: source, store: store, clock: clock, bootID: nil, logger: Logger(level: .err),
+            provider: source, store: store, clock: clock, bootID: nil, logger: Logger(level: .err),
             initial: RefresherStatus(userId: "u", foreground: true, session: 0))
     }
 
@@ -72,7 +72,7 @@ import UnixIO
         store.setOverride(FlagOverride(key: "a", isEnabled: false))
         #expect(seen.all == [expected, expected])
         // The local file never expires, whatever was served before it.
-        LocalFileProvider(file: LocalFlagSource(path: nil, store: store, logger: Logger(level: .err))).start()
+        LocalFileProvider(file: FlagsFile(path: nil, store: store, logger: Logger(level: .err))).start()
         #expect(seen.all.last == .null)
         #expect(store.expiry.json == .null)
     }

@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import PushwooshAPI
 
-/// Flags from `LocalFlagsFile` (`LocalFlagSource`): read at start, on every change of the file and on
+/// Flags from `LocalFlagsFile` (`FlagsFile`): read at start, on every change of the file and on
 /// `refresh`. The file is its own cache, so its flags never expire, and impressions go to the log.
 final class LocalFileProvider: FlagProvider {
     let mark = FlagSource.file
@@ -11,9 +11,9 @@ final class LocalFileProvider: FlagProvider {
     let problem: String? = nil
     let impressionSink: (any FlagFetcher)? = nil
     let servesItself = true
-    let file: LocalFlagSource
+    let file: FlagsFile
 
-    init(file: LocalFlagSource) {
+    init(file: FlagsFile) {
         self.file = file
     }
 

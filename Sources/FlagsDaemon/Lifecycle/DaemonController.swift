@@ -30,7 +30,7 @@ public final class DaemonController: Sendable {
     }
 
     /// The stack `status` reads, without waiting for a reload.
-    private var stack: SourceStack { reloader.stacks.current }
+    private var stack: ProviderStack { reloader.stacks.current }
 
     /// The `status` answer for the server's `snapshot` and counts.
     func status(snapshot: FlagSnapshot, connections: Int, subscriptions: Int) -> StatusResult {
@@ -116,7 +116,7 @@ public final class DaemonController: Sendable {
     /// `again` says its outcome depends on it), so that every call is answered by the stack that serves after it:
     /// a `setUserId` sticks, a `refresh` asks for the new source's flags. At shutdown there is no new stack.
     private func onActiveStack<Outcome>(
-        _ operation: (SourceStack) async -> Outcome,
+        _ operation: (ProviderStack) async -> Outcome,
         again: (Outcome) -> Bool = { _ in true }
     ) async -> Outcome {
         var stack = await reloader.stacks.active()

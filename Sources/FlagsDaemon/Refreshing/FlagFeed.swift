@@ -38,14 +38,14 @@ struct FlagFeed {
     let status: Locked<RefresherStatus>
 
     init(
-        source: any FlagProvider, store: FlagStore, clock: any DaemonClock, bootID: String?, logger: Logger,
+        provider: any FlagProvider, store: FlagStore, clock: any DaemonClock, bootID: String?, logger: Logger,
         initial: RefresherStatus
     ) {
         self.store = store
-        self.mark = source.mark
-        self.servesItself = source.servesItself
-        self.applicationCode = source.applicationCode
-        self.cache = source.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
+        self.mark = provider.mark
+        self.servesItself = provider.servesItself
+        self.applicationCode = provider.applicationCode
+        self.cache = provider.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
         self.bootID = bootID
         self.clock = clock
         self.logger = logger

@@ -11,8 +11,8 @@ extension Refresher {
     /// read that began before the caller's request could answer with what the file held before the caller
     /// changed it.
     func refresh() async -> Result<Bool, PushwooshError> {
-        if source.servesItself { return await source.fetch(userId: userId).map { _ in false } }
-        if let problem = source.problem { return .failure(.notSent(problem)) }
+        if provider.servesItself { return await provider.fetch(userId: userId).map { _ in false } }
+        if let problem = provider.problem { return .failure(.notSent(problem)) }
         if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
         // F3: Pushwoosh's Retry-After holds every trigger; the caller learns until when at once.
         if let error = heldError() { return .failure(error) }
@@ -63,7 +63,7 @@ extension Refresher {
     /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source that serves
     /// itself has nothing to fetch: its changes are seen as they happen.
     func pushRegistered() -> Bool {
-        guard source.problem == nil, !source.servesItself else { return false }
+        guard provider.problem == nil, !provider.servesItself else { return false }
         let started = policy.pushRegistered(now: clock.bootNow())
         publish()
         wake()
@@ -74,7 +74,7 @@ extension Refresher {
     func update(configuration: Configuration) {
         // Retired, it writes nothing: the expiry of what the next stack serves is that stack's.
         guard !isRetired else { return }
-        policy.update(settings: Self.settings(configuration, source: source), now: clock.bootNow())
+        policy.update(settings: Self.settings(configuration, provider: provider), now: clock.bootNow())
         publish()
         // A new `CacheMaxAge` moves the expiry of the flags served.
         feed.restamp(expiry)

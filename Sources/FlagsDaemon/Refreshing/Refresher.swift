@@ -29,7 +29,7 @@ actor Refresher {
     // Internal rather than private for Refresher+Calls and Refresher+DiskCache; being the actor's, nothing else
     // can change them.
     /// The local file or Pushwoosh: it fetches and describes itself; it never holds or serves an answer.
-    let source: any FlagProvider
+    let provider: any FlagProvider
     /// What an answer does: the store, the disk cache, the expiry and the status. The refresher only decides when
     /// to ask.
     var feed: FlagFeed
@@ -60,7 +60,7 @@ actor Refresher {
     static let userIdFile = "user-id"
 
     init(
-        source: any FlagProvider,
+        provider: any FlagProvider,
         store: FlagStore,
         stateDirectory: StateDirectory,
         configuration: Configuration,
@@ -73,7 +73,7 @@ actor Refresher {
         onSessionStart: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.metrics = metrics
-        self.source = source
+        self.provider = provider
         self.stateDirectory = stateDirectory
         self.defaultUserId = configuration.userID ?? hwid
         self.clock = clock
@@ -83,24 +83,24 @@ actor Refresher {
         self.onSessionStart = onSessionStart
         // F1: the device's own phase, stable across restarts, from its HWID.
         let policy = RefreshPolicy(
-            settings: Self.settings(configuration, source: source), phase: RefreshPolicy.phase(forDevice: hwid))
+            settings: Self.settings(configuration, provider: provider), phase: RefreshPolicy.phase(forDevice: hwid))
         self.policy = policy
         let saved = stateDirectory.read(Self.userIdFile).map { String(decoding: $0, as: UTF8.self) }
         let userId = saved.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.userID ?? hwid
         self.userId = userId
         let feed = FlagFeed(
-            source: source, store: store, clock: clock, bootID: bootID, logger: logger,
+            provider: provider, store: store, clock: clock, bootID: bootID, logger: logger,
             initial: RefresherStatus(
-                userId: userId, foreground: policy.isForeground, session: 0, problem: source.problem))
+                userId: userId, foreground: policy.isForeground, session: 0, problem: provider.problem))
         self.feed = feed
         self.status = feed.status
     }
 
     /// The refresh policy's settings for `configuration`: a source that serves itself is its own cache, so its
     /// flags never reach `CacheMaxAge`.
-    static func settings(_ configuration: Configuration, source: any FlagProvider) -> RefreshPolicy.Settings {
+    static func settings(_ configuration: Configuration, provider: any FlagProvider) -> RefreshPolicy.Settings {
         var settings = RefreshPolicy.Settings(configuration)
-        if source.servesItself { settings.cacheMaxAge = .infinity }
+        if provider.servesItself { settings.cacheMaxAge = .infinity }
         return settings
     }
 
@@ -111,16 +111,16 @@ actor Refresher {
     func start() {
         let now = clock.bootNow()
         var cachedAt: Double?
-        if source.problem == nil {
+        if provider.problem == nil {
             cachedAt = feed.loadCache(userId: userId, maxAge: policy.settings.cacheMaxAge, now: now)
         }
-        if let problem = source.problem {
+        if let problem = provider.problem {
             logger.error("flags will not be requested: \(problem)")
         }
         policy.start(now: now, cachedFetchedAt: cachedAt)
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         publish()
-        // R16, or no usable disk cache: nothing is served until a fetch succeeds; whatever a previous source
+        // R16, or no usable disk cache: nothing is served until a fetch succeeds; whatever a previous provider
         // served goes, so that a reload serves what a restart would.
         if cachedAt == nil { feed.serveNothing() }
     }
@@ -148,7 +148,7 @@ actor Refresher {
         if due.expireFlags { feed.expire(timers: timers(now: now)) }
         publish()
         guard !due.refresh.isEmpty else { return }
-        if source.problem != nil {
+        if provider.problem != nil {
             policy.requestStarted(now: now)
             publish()
             return
@@ -217,7 +217,7 @@ actor Refresher {
         policy.requestStarted(now: clock.bootNow())
         publish()
         let generation = self.generation
-        let result = await source.fetch(userId: userId)
+        let result = await provider.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
         // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
         guard !isRetired else { return .failed(Self.retiredError) }
@@ -274,12 +274,12 @@ actor Refresher {
             fetchedAt: policy.fetchedAt,
             stale: policy.isStale(now: now),
             partial: policy.servesPartial,
-            nextRefreshAt: source.problem == nil ? policy.nextRefreshAt(now: now) : nil,
+            nextRefreshAt: provider.problem == nil ? policy.nextRefreshAt(now: now) : nil,
             heldUntil: policy.hold(now: now),
             foreground: policy.isForeground,
             sessionStartedAt: policy.sessionStartedAt,
             session: policy.session,
-            problem: source.problem
+            problem: provider.problem
         )
     }
 

@@ -26,7 +26,7 @@ actor Refresher {
         case retired
     }
 
-    // Internal rather than private for Refresher+Calls and Refresher+DiskCache; being the actor's, nothing else
+    // Internal rather than private for Refresher+Calls and Refresher+WallClock; being the actor's, nothing else
     // can change them.
     /// The local file or Pushwoosh: it fetches and describes itself; it never holds or serves an answer.
     let provider: any FlagProvider

@@ -2,32 +2,23 @@ import FlagsCore
 import FlagsProtocol
 import PushwooshAPI
 
-/// Flags from `LocalFlagsFile` (`LocalFlagSource`): read at start, on every change of the file and on
+/// Flags from `LocalFlagsFile` (`FlagsFile`): read at start, on every change of the file and on
 /// `refresh`. The file is its own cache, so its flags never expire, and impressions go to the log.
 final class LocalFileProvider: FlagProvider {
     let mark = FlagSource.file
+    let applicationCode: String? = nil
     let diskCache: FlagCache? = nil
     let problem: String? = nil
     let impressionSink: (any FlagFetcher)? = nil
-    let file: LocalFlagSource
+    let servesItself = true
+    let file: FlagsFile
 
-    init(file: LocalFlagSource) {
+    init(file: FlagsFile) {
         self.file = file
     }
 
-    func identity(userId: String) -> String { mark.rawValue }
-
-    func settings(_ configuration: Configuration) -> RefreshPolicy.Settings {
-        var settings = RefreshPolicy.Settings(configuration)
-        settings.cacheMaxAge = .infinity
-        return settings
-    }
-
-    // MARK: Serving
-
-    func start(_ refresher: Refresher) async {
+    func start() {
         file.start()
-        await refresher.start()
     }
 
     func run() async {
@@ -40,38 +31,13 @@ final class LocalFileProvider: FlagProvider {
         file.retire()
     }
 
+    /// Reads the file, which serves what it read under its read lock (see `servesItself`).
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
         switch file.load() {
         case .success: .success(FeatureFlagsResponse(flags: file.currentFlags, partial: false))
         case .failure(let error): .failure(.notSent(error.reason))
         }
     }
-
-    /// Never: the file is its own cache.
-    func expiry(fetchedAt: Double?, maxAge: Double, clock: any DaemonClock) -> FlagExpiry { .never }
-
-    /// The read already served what it returned, under the file's read lock: serving it again after the await
-    /// could put an older read back over a newer one.
-    func fetched(_ response: FeatureFlagsResponse, expiry: FlagExpiry) {}
-
-    func serve(_ flags: FlagSet, expiry: FlagExpiry) {
-        file.serve(flags)
-    }
-
-    /// The file's flags never expire: there is nothing to move.
-    func restamp(_ expiry: FlagExpiry) {}
-
-    /// The file serves every user the same flags.
-    func userChanged() {}
-
-    /// The file is read for this caller, now, outside the refresh policy: sharing a read that began before the
-    /// caller's request could answer with what the file held before the caller changed it.
-    func refresh(_ refresher: Refresher) async -> Result<Bool, PushwooshError> {
-        await fetch(userId: "").map { _ in false }
-    }
-
-    /// Nothing to fetch on a push registration: the file's changes are seen as they happen.
-    func pushRegistered(_ refresher: Refresher) async -> Bool { false }
 
     // MARK: Reporting
 

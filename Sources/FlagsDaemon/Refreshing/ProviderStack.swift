@@ -7,13 +7,13 @@ import UnixIO
 ///
 /// A reload that changes the source (application code, server, token, HWID, user, file) builds a new stack
 /// and retires the old one; the flag store and the socket server stay, so clients never notice.
-final class SourceStack: Sendable {
+final class ProviderStack: Sendable {
     /// The configuration the stack was built with; a reload that keeps the source changes only its timers and
     /// request timeout (`update(configuration:)`), never what this holds about the source.
     let configuration: Configuration
     let hwid: String
     /// The local file or Pushwoosh: everything that differs between them is the source's to say.
-    let source: any FlagProvider
+    let provider: any FlagProvider
     let refresher: Refresher
     let impressions: ImpressionReporter
     private let retired = Locked(false)
@@ -29,23 +29,24 @@ final class SourceStack: Sendable {
         self.configuration = configuration
         let hwid = Self.resolveHWID(configuration, stateDirectory: stateDirectory, logger: logger)
         self.hwid = hwid
-        let source: any FlagProvider
+        let provider: any FlagProvider
         if configuration.usesLocalSource {
-            source = LocalFileProvider(
-                file: LocalFlagSource(path: configuration.localFlagsFile, store: store, logger: logger))
+            provider = LocalFileProvider(
+                file: FlagsFile(path: configuration.localFlagsFile, store: store, logger: logger))
         } else {
             let token = Self.readAPIToken(configuration, environment: environment, logger: logger)
             let client = PushwooshClient(
                 apiToken: token, requestTimeout: configuration.requestTimeout, caFile: configuration.caFile)
             let fetcher = Self.makePushwooshFetcher(
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
-            source = PushwooshProvider(
-                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                diskCache: FlagCache(directory: stateDirectory), logger: logger)
+            provider = PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: stateDirectory))
         }
-        self.source = source
+        self.provider = provider
         let refresher = Refresher(
-            source: source,
+            provider: provider,
+            store: store,
             stateDirectory: stateDirectory,
             configuration: configuration,
             hwid: hwid,
@@ -53,43 +54,34 @@ final class SourceStack: Sendable {
             metrics: metrics
         )
         self.refresher = refresher
-        self.impressions = ImpressionReporter(fetcher: source.impressionSink, store: store, logger: logger) {
+        self.impressions = ImpressionReporter(fetcher: provider.impressionSink, store: store, logger: logger) {
             refresher.status.withLock { ($0.session, $0.userId) }
         }
     }
 
     /// What stored flags are valid for (R7): the source, the application code and the user.
     var identity: String {
-        source.identity(userId: refresher.status.withLock { $0.userId })
+        provider.identity(userId: refresher.status.withLock { $0.userId })
     }
 
     /// Serves what can be served without the network: the local file, or the disk cache valid for this source,
     /// or nothing, replacing whatever a previous stack served (a reload serves what a restart would).
     func start() async {
-        await source.start(refresher)
-    }
-
-    /// A caller's `refresh`, as the source answers it: returns whether the answer came from the network.
-    func refresh() async -> Result<Bool, PushwooshError> {
-        await source.refresh(refresher)
-    }
-
-    /// A caller's `pushRegistered`, as the source answers it: returns whether a refresh was started.
-    func pushRegistered() async -> Bool {
-        await source.pushRegistered(refresher)
+        provider.start()
+        await refresher.start()
     }
 
     /// Runs the timers and the source's watch until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.refresher.run() }
-            group.addTask { await self.source.run() }
+            group.addTask { await self.provider.run() }
         }
     }
 
     /// A reload that keeps the source: new timers and request timeout, the same session and impression ledger.
     func update(configuration: Configuration) async {
-        source.update(configuration: configuration)
+        provider.update(configuration: configuration)
         await refresher.update(configuration: configuration)
     }
 
@@ -98,7 +90,7 @@ final class SourceStack: Sendable {
     /// for a reply that was already on its way.
     func retire() async {
         retired.withLock { $0 = true }
-        source.retire()
+        provider.retire()
         await refresher.retire()
         await impressions.retire()
     }

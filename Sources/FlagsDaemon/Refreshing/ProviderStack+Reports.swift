@@ -4,7 +4,7 @@ import FlagsProtocol
 /// What the stack tells people: the `status` answer, the `explain` answer, the status line and the age of the
 /// flags, each built here once, from the refresher's published status, what the source says of itself and the
 /// expiry the store keeps with the flags.
-extension SourceStack {
+extension ProviderStack {
     /// The `status` answer, whole: `snapshot` is the flag set the reply describes (the server's), `connections`
     /// and `subscriptions` the server's counts.
     func status(store: FlagStore, snapshot: FlagSnapshot, connections: Int, subscriptions: Int) -> StatusResult {
@@ -25,19 +25,19 @@ extension SourceStack {
         let refresherStatus = refresher.status.withLock { $0 }
         let explainer = FlagExplainer(
             snapshot: snapshot, status: status(refresherStatus, store: store),
-            ageSeconds: source.ageSeconds(refresher: refresherStatus, clock: refresher.clock),
-            expired: refresherStatus.expired, changes: changes, subscriptions: subscriptions, servedBy: source.mark)
+            ageSeconds: provider.ageSeconds(refresher: refresherStatus, clock: refresher.clock),
+            expired: refresherStatus.expired, changes: changes, subscriptions: subscriptions, servedBy: provider.mark)
         return explainer.explain(key: key)
     }
 
     /// Seconds since the flags served were fetched (Pushwoosh) or read (the file); nil when there are none.
     func ageSeconds() -> Double? {
-        source.ageSeconds(refresher: refresher.status.withLock { $0 }, clock: refresher.clock)
+        provider.ageSeconds(refresher: refresher.status.withLock { $0 }, clock: refresher.clock)
     }
 
     /// The line `systemctl status` shows.
     func statusLine(store: FlagStore) -> String {
-        source.statusLine(
+        provider.statusLine(
             flags: store.current.flags.count, refresher: refresher.status.withLock { $0 }, clock: refresher.clock)
     }
 
@@ -45,7 +45,7 @@ extension SourceStack {
     private func status(_ refresherStatus: RefresherStatus, store: FlagStore) -> StatusResult {
         var status = StatusResult()
         refresherStatus.fill(&status, clock: refresher.clock)
-        source.fill(&status, refresher: refresherStatus)
+        provider.fill(&status, refresher: refresherStatus)
         status.version = PWFlagsVersion.current
         status.hwid = hwid
         let counts = impressions.counts.withLock { $0 }

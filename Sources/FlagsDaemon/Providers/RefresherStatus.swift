@@ -1,6 +1,5 @@
 import FlagsCore
 import FlagsProtocol
-import FoundationEssentials
 import PushwooshAPI
 
 /// What the refresher knows for `status`, published after every change so the socket loop reads it without
@@ -62,32 +61,13 @@ struct RefresherStatus: Sendable, Equatable {
         status.cacheError = cacheError.map { StatusResult.CacheError(reason: $0.reason, at: wall.text($0.at)) }
     }
 
-    /// Boot-clock times as wall times, both clocks read once.
-    private struct WallTimes {
-        let boot: Double
-        let wall: Double
-
-        init(_ clock: any DaemonClock) {
-            boot = clock.bootNow()
-            wall = clock.wallNow()
-        }
-
-        func timestamp(_ bootTime: Double?) -> String? {
-            bootTime.map(text)
-        }
-
-        func text(_ bootTime: Double) -> String {
-            RefresherStatus.timestamp(wall - (boot - bootTime))
-        }
-    }
-
     /// A boot-clock time as the wall time people read, by `clock` now.
     static func wallText(_ bootTime: Double, clock: any DaemonClock) -> String {
-        WallTimes(clock).text(bootTime)
+        clock.wallText(bootTime)
     }
 
     /// Unix seconds as ISO 8601 in UTC.
     static func timestamp(_ seconds: Double) -> String {
-        Date(timeIntervalSince1970: seconds).formatted(.iso8601)
+        WallTimes.timestamp(seconds)
     }
 }

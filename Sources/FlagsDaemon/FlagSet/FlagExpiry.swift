@@ -26,6 +26,6 @@ enum FlagExpiry: Sendable {
     /// An ISO 8601 UTC timestamp, or null when the flags never expire.
     var json: JSONValue {
         guard case .at(let bootTime, let clock) = self else { return .null }
-        return .string(RefresherStatus.wallText(bootTime, clock: clock))
+        return .string(clock.wallText(bootTime))
     }
 }

@@ -6,25 +6,25 @@ import UnixIO
 /// Control calls take `active()`, which waits during a swap, so that none reaches a stack that is being retired.
 final class StackGate: Sendable {
     private struct State {
-        var stack: SourceStack
+        var stack: ProviderStack
         var swapping = false
-        var waiters: [CheckedContinuation<SourceStack, Never>] = []
+        var waiters: [CheckedContinuation<ProviderStack, Never>] = []
     }
 
     private let state: Locked<State>
 
-    init(_ stack: SourceStack) {
+    init(_ stack: ProviderStack) {
         state = Locked(State(stack: stack))
     }
 
     /// The stack in effect, without waiting.
-    var current: SourceStack { state.withLock { $0.stack } }
+    var current: ProviderStack { state.withLock { $0.stack } }
 
     /// The stack in effect, or the next one when a swap is running.
-    func active() async -> SourceStack {
+    func active() async -> ProviderStack {
         if let stack = state.withLock({ $0.swapping ? nil : $0.stack }) { return stack }
         return await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> SourceStack? in
+            let ready = state.withLock { state -> ProviderStack? in
                 guard state.swapping else { return state.stack }
                 state.waiters.append(continuation)
                 return nil
@@ -39,7 +39,7 @@ final class StackGate: Sendable {
     }
 
     /// Ends a swap with `stack` in effect, and lets the waiting calls go to it.
-    func open(with stack: SourceStack) {
+    func open(with stack: ProviderStack) {
         let waiters = state.withLock { state in
             state.stack = stack
             state.swapping = false

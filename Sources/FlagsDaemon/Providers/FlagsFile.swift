@@ -13,7 +13,7 @@ import UnixIO
 ///
 /// An unreadable or invalid file never costs the flags already served: the last good set stays, and the
 /// reason goes to the log and to `status`.
-public final class LocalFlagSource: Service {
+public final class FlagsFile: Service {
     public let path: String?
     private let store: FlagStore
     private let logger: Logger

@@ -4,10 +4,10 @@ import UnixIO
 /// Keeps the `STATUS=` line of `systemctl status` current, looking every few seconds and sending it when it changed.
 final class SystemdStatus: Service {
     private let store: FlagStore
-    private let stack: @Sendable () -> SourceStack
+    private let stack: @Sendable () -> ProviderStack
     private let lastSent = Locked("")
 
-    init(store: FlagStore, stack: @escaping @Sendable () -> SourceStack) {
+    init(store: FlagStore, stack: @escaping @Sendable () -> ProviderStack) {
         self.store = store
         self.stack = stack
     }

@@ -9,7 +9,10 @@ import UnixIO
 /// `RequestRouter` decides which method runs; one method here per control call, called from the async side.
 public final class DaemonController: Sendable {
     private let store: FlagStore
-    private let reloader: Reloader
+    /// The stack in effect, and the gate control calls wait at while a reload swaps it.
+    private let stacks: StackGate
+    /// Carries out `reload` (the reloader, above the socket server, hands it down).
+    private let reloadConfiguration: @Sendable () async -> Result<Void, ConfigurationErrors>
     /// When each key last changed, for `explain`.
     private let changes: FlagChangeLog
     /// Refreshes and impressions, for `metrics`.
@@ -19,18 +22,19 @@ public final class DaemonController: Sendable {
 
     /// `changes` should observe the store from its start; without it, one begins observing now.
     init(
-        store: FlagStore, reloader: Reloader, overrides: LocalOverrides, changes: FlagChangeLog? = nil,
-        metrics: DaemonMetrics = DaemonMetrics()
+        store: FlagStore, stacks: StackGate, reload: @escaping @Sendable () async -> Result<Void, ConfigurationErrors>,
+        overrides: LocalOverrides, changes: FlagChangeLog? = nil, metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.store = store
-        self.reloader = reloader
+        self.stacks = stacks
+        self.reloadConfiguration = reload
         self.overrides = overrides
         self.changes = changes ?? FlagChangeLog(observing: store)
         self.metrics = metrics
     }
 
     /// The stack `status` reads, without waiting for a reload.
-    private var stack: SourceStack { reloader.stacks.current }
+    private var stack: ProviderStack { stacks.current }
 
     /// The `status` answer for the server's `snapshot` and counts.
     func status(snapshot: FlagSnapshot, connections: Int, subscriptions: Int) -> StatusResult {
@@ -61,7 +65,7 @@ public final class DaemonController: Sendable {
 
     /// `refresh`: fetches now and answers with the flags in effect after it.
     func refresh() async -> Result<any CallResult, RPCError> {
-        switch await onActiveStack({ await $0.refresh() }) {
+        switch await onActiveStack({ await $0.refresher.refresh() }) {
         case .success(let fromNetwork):
             let snapshot = store.current
             return .success(
@@ -89,7 +93,7 @@ public final class DaemonController: Sendable {
     }
 
     func pushRegistered() async -> Result<any CallResult, RPCError> {
-        let started = await onActiveStack { await $0.pushRegistered() }
+        let started = await onActiveStack { await $0.refresher.pushRegistered() }
         return .success(PushRegisteredResult(refreshStarted: started))
     }
 
@@ -103,7 +107,7 @@ public final class DaemonController: Sendable {
     }
 
     func reload() async -> Result<any CallResult, RPCError> {
-        switch await reloader.reload() {
+        switch await reloadConfiguration() {
         case .success: return .success(EmptyResult())
         case .failure(let errors):
             return .failure(.invalidConfiguration(problems: errors.problems.map(\.description)))
@@ -116,14 +120,14 @@ public final class DaemonController: Sendable {
     /// `again` says its outcome depends on it), so that every call is answered by the stack that serves after it:
     /// a `setUserId` sticks, a `refresh` asks for the new source's flags. At shutdown there is no new stack.
     private func onActiveStack<Outcome>(
-        _ operation: (SourceStack) async -> Outcome,
+        _ operation: (ProviderStack) async -> Outcome,
         again: (Outcome) -> Bool = { _ in true }
     ) async -> Outcome {
-        var stack = await reloader.stacks.active()
+        var stack = await stacks.active()
         while true {
             let outcome = await operation(stack)
             guard stack.isRetired, again(outcome) else { return outcome }
-            let next = await reloader.stacks.active()
+            let next = await stacks.active()
             guard next !== stack else { return outcome }
             stack = next
         }

@@ -1,3 +1,4 @@
+import FlagsCore
 import Foundation
 import TestSupport
 import Testing

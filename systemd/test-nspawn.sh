@@ -456,6 +456,8 @@ check "stop the gate units" in_ct systemctl stop beta-follow.service beta-worker
 # its sandbox, and the follower, sandboxed with CAP_SYS_ADMIN alone, may still restart the worker.
 check "the shipped examples, hardened: checkout-worker runs as its own user while new_checkout is on, and follows it" in_ct sh -ec '
     . /root/gate-flags.sh
+    # Stopped and the flag put back on failure too, so that no subscriber is left for the checks after this one.
+    trap "systemctl stop checkout-worker-follow.service checkout-worker.service; pwflags override clear new_checkout >/dev/null 2>&1" EXIT
     cp /usr/share/doc/pwflagsd/examples/checkout-worker.service /usr/share/doc/pwflagsd/examples/checkout-worker-follow.service \
         /etc/systemd/system/
     mkdir -p /etc/systemd/system/checkout-worker.service.d
@@ -463,17 +465,18 @@ check "the shipped examples, hardened: checkout-worker runs as its own user whil
     systemctl daemon-reload
     systemctl start checkout-worker.service checkout-worker-follow.service
     systemctl is-active -q checkout-worker.service
-    # A dynamic user: a uid systemd picks from 61184-65519 (minbase has no nss-systemd to name it).
-    uid=$(ps -o uid= -p "$(systemctl show -P MainPID checkout-worker.service)" | tr -d " ")
-    [ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ] || { echo "checkout-worker runs as uid $uid"; exit 1; }
+    # A dynamic user: a uid systemd picks from 61184-65519 (minbase has no nss-systemd to name it). The start
+    # job of a simple service ends at the fork, before the child drops root and builds its sandbox: waited for.
+    worker_uid() { ps -o uid= -p "$(systemctl show -P MainPID checkout-worker.service)" | tr -d " "; }
+    dynamic() { uid=$(worker_uid); [ -n "$uid" ] && [ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ]; }
+    until_ok 10 dynamic || { echo "checkout-worker runs as uid $(worker_uid)"; exit 1; }
     worker_off() { [ "$(systemctl is-active checkout-worker.service)" = inactive ]; }
     followed() { pwflags --json status | grep -q "\"subscriptions\":1"; }
     until_ok 10 followed
     pwflags override set new_checkout --enabled false >/dev/null
     until_ok 10 worker_off
     pwflags override clear new_checkout >/dev/null
-    until_ok 10 systemctl is-active -q checkout-worker.service
-    systemctl stop checkout-worker-follow.service checkout-worker.service'
+    until_ok 10 systemctl is-active -q checkout-worker.service'
 echo "# OpenFeature: pwflagsd-ofrep.socket"
 check "the package does not enable pwflagsd-ofrep.socket" in_ct sh -c '! systemctl is-enabled -q pwflagsd-ofrep.socket'
 # systemd refuses to start a socket whose service already runs: the service stops first, and the next

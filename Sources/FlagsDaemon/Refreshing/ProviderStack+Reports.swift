@@ -50,7 +50,7 @@ extension ProviderStack {
         status.hwid = hwid
         let counts = impressions.counts.withLock { $0 }
         status.impressions = StatusResult.Impressions(
-            sent: counts.sent, duplicate: counts.duplicate, failed: counts.failed)
+            sent: counts.sent, duplicate: counts.duplicate, failed: counts.failed, logged: counts.logged)
         status.expiresAt = store.expiry.json.stringValue
         return status
     }

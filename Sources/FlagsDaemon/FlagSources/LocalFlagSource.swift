@@ -1,4 +1,3 @@
-import Dispatch
 public import FlagsCore
 public import FoundationEssentials
 import PushwooshAPI
@@ -101,6 +100,7 @@ public final class LocalFlagSource: Service {
                 }
                 return state.loadedAt == nil
             }
+            SystemdStatus.changed.signal()
             // A re-read that changes nothing (a refresh, a touch) is not worth an info line.
             logger.log(
                 first || update != nil ? .info : .debug,
@@ -110,6 +110,7 @@ public final class LocalFlagSource: Service {
             return .success(flags.count)
         case .failure(let error):
             state.withLock { $0.problem = error.reason }
+            SystemdStatus.changed.signal()
             logger.warning("kept the last good flags: \(error.reason)", ["FLAGS_FILE": path])
             return .failure(error)
         }
@@ -161,16 +162,10 @@ public final class LocalFlagSource: Service {
             inotify.close()
             return await Self.waitForCancellation()
         }
-        let queue = DispatchQueue(label: "pwflagsd.local-flags")
-        let watcher = InotifyWatcher(inotify: inotify, name: name, queue: queue) { [weak self] in self?.load() }
-        watcher.start()
-        await Self.waitForCancellation()
-        watcher.stop()
-    }
-
-    static func waitForCancellation() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(3600))
+        let watcher = InotifyWatcher(inotify: inotify, name: name)
+        guard await watcher.run(onChange: { [weak self] in self?.load() }) else {
+            logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
+            return await Self.waitForCancellation()
         }
     }
 }

@@ -1,3 +1,5 @@
+import UnixIO
+
 /// A long-running part of the daemon, run by a `ServiceGroup`.
 ///
 /// Graceful shutdown is kept apart from cancellation: `shutdownGracefully()` asks the service to stop taking new
@@ -29,4 +31,23 @@ extension Service {
 
     /// The type's name, such as `SocketServer`.
     public var name: String { String(describing: Self.self) }
+}
+
+extension Service {
+    /// Returns when the task is cancelled, without a timer: a service with nothing to watch waits here.
+    static func waitForCancellation() async {
+        let waiter = Locked<CheckedContinuation<Void, Never>?>(nil)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = waiter.withLock { waiter -> Bool in
+                    if Task.isCancelled { return true }
+                    waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            waiter.withLock { $0.take() }?.resume()
+        }
+    }
 }

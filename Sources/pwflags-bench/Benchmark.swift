@@ -17,7 +17,9 @@ struct Benchmark {
     static let getRequest = Array(#"{"id":1,"method":"get","params":{"key":"flag_7"}}"#.utf8) + [0x0A]
 
     /// A daemon on a local file of `count` flags; `extra` goes into its configuration.
-    func localDaemon(flags count: Int, name: String, extra: String = "") throws -> DaemonProcess {
+    func localDaemon(
+        flags count: Int, name: String, extra: String = "", environment: [String: String] = [:]
+    ) throws -> DaemonProcess {
         let folder = try TemporaryDirectory(prefix: "pwb")
         try folder.write("flags.json", Measure.flagsFile(Measure.flags(count)))
         return try DaemonProcess(
@@ -30,6 +32,7 @@ struct Benchmark {
                 \(extra)
                 """,
             directory: folder,
+            environment: environment,
             launcher: DaemonProcess.parentDeathLauncher
         )
     }
@@ -364,7 +367,7 @@ final class SpawnCommand {
     /// Waits for the process to end.
     static func wait(_ pid: pid_t) {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        _ = try? syscall("waitpid") { waitpid(pid, &status, 0) }
     }
 
     /// SIGTERM, then waits for the process to end.

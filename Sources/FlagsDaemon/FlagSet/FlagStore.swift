@@ -5,7 +5,7 @@ import UnixIO
 ///
 /// It holds what the source serves (the local file, Pushwoosh) and the local overrides, and publishes the two
 /// layered: the override on top, the source's own value kept in the flag (`sourceValue`), so that every reader
-/// sees overrides with no change of its own. Sources call `replace(with:from:)`; an update that changes nothing
+/// sees overrides with no change of its own. Sources call `replace(with:from:expiry:)`; an update that changes nothing
 /// visible is swallowed here (R9), so no listener ever hears of an identical response.
 public final class FlagStore: Sendable {
     private struct State {
@@ -62,13 +62,6 @@ public final class FlagStore: Sendable {
             state.observers.append(observer)
             return state.snapshot
         }
-    }
-
-    /// Makes `flags` what the source serves, marked as coming from `source` (nil: as they are), never expiring;
-    /// returns the update, or nil when nothing `get` returns has changed (an overridden key's source value counts).
-    @discardableResult
-    public func replace(with flags: FlagSet, from source: FlagSource? = nil) -> FlagUpdate? {
-        replace(with: flags, from: source, expiry: .never)
     }
 
     /// Makes `flags` what the source serves until `expiry`: a source's one path into the store. The expiry is

@@ -73,9 +73,9 @@ public final class Logger: Sendable {
             line += " \(name)=" + (needsQuotes ? "\"\(escaped.replacingQuotes())\"" : escaped)
         }
         line += "\n"
-        // One write(2) per line, so that lines from several threads never interleave.
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { raw in _ = write(STDERR_FILENO, raw.baseAddress, raw.count) }
+        // One write(2) per line (a pipe or the journal takes a line whole), so that lines from several threads
+        // never interleave; a log that cannot be written is not worth failing for.
+        try? Descriptor.writeAll(STDERR_FILENO, Array(line.utf8))
     }
 }
 

@@ -32,10 +32,7 @@ public struct OFREPLimits: Sendable, Equatable {
     ) {
         self.maxConnections = maxConnections
         // Saturating: no duration, however long, traps here (the parser already refuses more than 10 years).
-        let (seconds, attoseconds) = idleTimeout.components
-        let (whole, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1_000_000_000)
-        self.idleTimeout =
-            overflow ? UInt64.max / 2 : min(UInt64.max / 2, whole + UInt64(max(0, attoseconds) / 1_000_000_000))
+        self.idleTimeout = EngineClock.nanoseconds(idleTimeout)
         self.requestRate = requestRate
         self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes

@@ -73,7 +73,7 @@ do {
         TerminationSignals.exit(0)
     }
     if arguments.contains("--wakeups-only") {
-        // How often the idle daemon wakes, alone (a minute and a half each way; 40 s with --quick).
+        // How often the idle daemon wakes, alone (67 s each way, with and without a watchdog; 22 s with --quick).
         try Wakeups.run(bench: bench, quick: quick, report: report)
         print(report.table())
         TerminationSignals.exit(0)

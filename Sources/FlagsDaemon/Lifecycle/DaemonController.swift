@@ -7,7 +7,7 @@ import UnixIO
 /// stack in effect, and knows what `status` reports beyond the server's own counts.
 ///
 /// `RequestRouter` decides which method runs; one method here per control call, called from the async side.
-public final class DaemonController: Sendable {
+final class DaemonController: Sendable {
     private let store: FlagStore
     private let reloader: Reloader
     /// When each key last changed, for `explain`.

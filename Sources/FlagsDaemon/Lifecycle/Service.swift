@@ -8,7 +8,7 @@ import UnixIO
 ///
 /// `run()` lasts as long as the daemon: returning or throwing before shutdown was asked for ends the daemon with
 /// an error (`ServiceGroupError`).
-public protocol Service: Sendable {
+protocol Service: Sendable {
     /// Runs the service; returns when it has shut down, or when cancelled.
     func run() async throws
 
@@ -25,12 +25,12 @@ public protocol Service: Sendable {
 
 extension Service {
     /// Nothing to stop taking: the service ends when cancelled.
-    public func shutdownGracefully() async {}
+    func shutdownGracefully() async {}
 
-    public var returnsAfterGracefulShutdown: Bool { false }
+    var returnsAfterGracefulShutdown: Bool { false }
 
     /// The type's name, such as `SocketServer`.
-    public var name: String { String(describing: Self.self) }
+    var name: String { String(describing: Self.self) }
 }
 
 extension Service {

@@ -26,31 +26,31 @@ public final class Logger: Sendable {
     }
 
     /// A logger with its own sink, for tests.
-    public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void) {
+    init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void) {
         self.threshold = Locked(level)
         self.sink = sink
     }
 
     /// The least important level written.
-    public var level: LogLevel {
+    var level: LogLevel {
         get { threshold.withLock { $0 } }
         set { threshold.withLock { $0 = newValue } }
     }
 
-    public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= self.level else { return }
         sink(level, message, fields.map { ($0.key, $0.value) })
     }
 
-    public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.debug, message, fields)
     }
 
-    public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.info, message, fields)
     }
 
-    public func notice(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func notice(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.notice, message, fields)
     }
 

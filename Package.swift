@@ -58,7 +58,7 @@ let package = Package(
             swiftSettings: strict),
         // One binary for the device: pwflagsd, and the CLI when started under the name `pwflags`.
         .executableTarget(
-            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI"], swiftSettings: strict),
+            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI", "UnixIO"], swiftSettings: strict),
         .executableTarget(name: "pwflags", dependencies: ["PWFlagsCLI"], swiftSettings: strict),
         // The benchmark (docs/performance.md): pwflagsd against the machine's floor, in one run.
         .executableTarget(

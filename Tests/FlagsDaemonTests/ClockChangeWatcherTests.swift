@@ -40,8 +40,8 @@ import UnixIO
     func runsUntilCancelled() async throws {
         let calls = try await Self.inQuietWindow {
             let counter = Counter()
-            let watcher = try ClockChangeWatcher()
-            let task = Task { await watcher.run { await counter.add() } }
+            let watcher = try ClockChangeWatcher { await counter.add() }
+            let task = Task { await watcher.run() }
             try await Task.sleep(for: .milliseconds(100))
             task.cancel()
             // Returning at all is the first half of the claim: the watcher ends when its task is cancelled.

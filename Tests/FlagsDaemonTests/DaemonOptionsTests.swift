@@ -1,5 +1,6 @@
-import FlagsDaemon
 import Testing
+
+@testable import FlagsDaemon
 
 @Suite struct DaemonOptionsTests {
     @Test func noArgumentsRunsWithTheDefaultFile() throws {

@@ -32,7 +32,7 @@ import UnixIO
 
     /// Waits until `count` callers wait on the queue.
     static func waitForWaiting(_ queue: ReloadQueue<Int>, count: Int) async {
-        while await queue.waiting < count { await Task.yield() }
+        while await queue.waiters.count < count { await Task.yield() }
     }
 
     @Test("Callers that arrive during a reload wait, then share one reload that began after them")
@@ -74,6 +74,6 @@ import UnixIO
         }
         #expect(await queue.run(reload) == 1)
         #expect(await queue.run(reload) == 2)
-        #expect(await queue.waiting == 0)
+        #expect(await queue.waiters.isEmpty)
     }
 }

@@ -1,7 +1,8 @@
-import FlagsDaemon
 import Foundation
 import TestSupport
 import Testing
+
+@testable import FlagsDaemon
 
 #if canImport(Glibc)
     import Glibc

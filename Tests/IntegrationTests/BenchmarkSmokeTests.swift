@@ -81,5 +81,13 @@ import Testing
             #expect(value.map { $0 > 0 } == true, "\(section) / \(name): \(String(describing: figure))")
             #expect(table.contains("| \(name) |"), "the table lacks \(name)")
         }
+        // An idle daemon may not wake at all: the wakeup rows are reported, and never negative.
+        for name in ["wakeups per minute, no watchdog", "wakeups per minute, WatchdogSec=20s"] {
+            let figure = figures.first {
+                $0["section"]?.stringValue?.hasPrefix("idle wakeups") == true && $0["name"]?.stringValue == name
+            }
+            #expect(figure?["value"]?.numberValue.map { $0 >= 0 } == true, "\(name): \(String(describing: figure))")
+            #expect(table.contains("| \(name) |"), "the table lacks \(name)")
+        }
     }
 }

@@ -5,13 +5,13 @@
 /// not a `LogLevel`: a bad `--log-level` must reach the loader to be reported there.
 public struct CommandLineOverrides: Sendable, Equatable {
     /// `--socket PATH`, for `SocketPath=`.
-    public var socketPath: String?
+    var socketPath: String?
     /// `--state-dir PATH`, for `StateDirectory=`.
-    public var stateDirectory: String?
+    var stateDirectory: String?
     /// `--log-level LEVEL`, for `LogLevel=`.
-    public var logLevel: String?
+    var logLevel: String?
 
-    public init(socketPath: String? = nil, stateDirectory: String? = nil, logLevel: String? = nil) {
+    init(socketPath: String? = nil, stateDirectory: String? = nil, logLevel: String? = nil) {
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
         self.logLevel = logLevel

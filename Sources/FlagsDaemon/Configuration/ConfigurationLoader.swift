@@ -17,7 +17,7 @@ import UnixIO
 public enum ConfigurationLoader {
     /// Files larger than this are refused: a configuration is a few kilobytes, and a path to `/dev/zero` or a
     /// huge log must not make the daemon read without end.
-    public static let maximumFileBytes = 1 << 20
+    static let maximumFileBytes = 1 << 20
 
     /// Loads the configuration; the failure holds every problem (file and line, or `command line`).
     ///

@@ -10,13 +10,13 @@ public import FlagsCore
 /// the shipped unit names.
 public struct UnitCredentialLookup: Sendable {
     /// systemd's system unit directories, most important first.
-    public static let unitDirectories = [
+    static let unitDirectories = [
         "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
         "/lib/systemd/system",
     ]
 
     /// Prefixed to every path read (tests point it at a directory tree); empty on a real system.
-    public var root: String
+    var root: String
 
     public init(root: String = "") {
         self.root = root

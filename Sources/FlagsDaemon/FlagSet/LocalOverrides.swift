@@ -90,6 +90,8 @@ final class LocalOverrides: Sendable {
             let flag = store.setOverride(override)
             logger.notice("a flag is overridden on this device", ["FLAG_KEY": override.key])
             save(encoded)
+            // The status line counts overrides, and one that changes no value tells no store observer.
+            StatusChange.signal.signal()
             return .success(GetResult(flag: flag))
         }
     }
@@ -102,6 +104,7 @@ final class LocalOverrides: Sendable {
             if !cleared.isEmpty {
                 logger.notice("overrides cleared", ["FLAG_KEYS": cleared.joined(separator: ",")])
                 save(encoded)
+                StatusChange.signal.signal()
             }
             return .success(ClearOverrideResult(cleared: cleared))
         }

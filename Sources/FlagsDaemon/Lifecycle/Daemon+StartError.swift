@@ -1,11 +1,12 @@
-public import UnixIO
+import FlagsCore
+import UnixIO
 
 extension Daemon {
     /// Why the daemon could not start: the one error of its start, which `main` logs before it exits 1.
     ///
     /// `code` says what kind of failure it is, `message` says it in one line for the operator, and `cause` is the
     /// system call that failed, when one did.
-    public enum StartError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum StartError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The signal pipe could not be made, so SIGTERM could not stop the daemon gracefully.
         case signalsUnavailable(cause: SystemError)
         /// Another live daemon accepts on the socket path.
@@ -20,20 +21,9 @@ extension Daemon {
         case serverUnavailable(cause: SystemError)
 
         /// The kind of failure, for programs and tests to branch on; more may come.
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
-            public let description: String
+        typealias Code = ErrorCode<Daemon.StartError>
 
-            /// SIGTERM, SIGINT and SIGHUP could not be caught.
-            public static let signalsUnavailable = Code(description: "signalsUnavailable")
-            /// The socket path is served by another daemon, or holds something that is not a socket.
-            public static let socketTaken = Code(description: "socketTaken")
-            /// The socket could not be opened or used.
-            public static let socketUnavailable = Code(description: "socketUnavailable")
-            /// The socket server could not be set up.
-            public static let serverUnavailable = Code(description: "serverUnavailable")
-        }
-
-        public var code: Code {
+        var code: Code {
             switch self {
             case .signalsUnavailable: .signalsUnavailable
             case .socketInUse, .notASocket: .socketTaken
@@ -43,7 +33,7 @@ extension Daemon {
         }
 
         /// What went wrong, in one line.
-        public var message: String {
+        var message: String {
             switch self {
             case .signalsUnavailable(let cause):
                 "cannot catch SIGTERM, SIGINT and SIGHUP, so the daemon could not stop gracefully: \(cause)"
@@ -56,7 +46,7 @@ extension Daemon {
         }
 
         /// The system call that failed, when one did.
-        public var cause: SystemError? {
+        var cause: SystemError? {
             switch self {
             case .signalsUnavailable(let cause), .cannotListen(_, let cause), .activatedSocketUnusable(let cause),
                 .serverUnavailable(let cause):
@@ -65,6 +55,17 @@ extension Daemon {
             }
         }
 
-        public var description: String { message }
+        var description: String { message }
     }
+}
+
+extension ErrorCode where Domain == Daemon.StartError {
+    /// SIGTERM, SIGINT and SIGHUP could not be caught.
+    static var signalsUnavailable: Self { Self("signalsUnavailable") }
+    /// The socket path is served by another daemon, or holds something that is not a socket.
+    static var socketTaken: Self { Self("socketTaken") }
+    /// The socket could not be opened or used.
+    static var socketUnavailable: Self { Self("socketUnavailable") }
+    /// The socket server could not be set up.
+    static var serverUnavailable: Self { Self("serverUnavailable") }
 }

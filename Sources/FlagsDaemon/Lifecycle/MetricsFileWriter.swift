@@ -8,7 +8,8 @@ import UnixIO
 /// The file holds the Prometheus text format 0.0.4, the only one the collector reads, and is replaced atomically
 /// (a temporary file beside it, renamed over it), so that the collector never reads half a file; the temporary
 /// name does not end in `.prom`, which the collector would read. Mode 0644: the collector runs as another user.
-/// The keys are read again at every round, so that a reload turns the file on, off or elsewhere.
+/// The keys are read again at every round, so that a reload turns the file on, off or elsewhere; without a file
+/// the writer waits for a reload instead.
 final class MetricsFileWriter: Service {
     private let server: SocketServer
     private let reloader: Reloader
@@ -24,11 +25,16 @@ final class MetricsFileWriter: Service {
 
     func run() async {
         while !Task.isCancelled {
+            // Cleared before the keys are read: a reload that lands meanwhile is seen at the next wait.
+            reloader.reloaded.clear()
             let configuration = await reloader.configuration
             if let path = configuration.metricsFile {
                 await write(to: path)
+                try? await Task.sleep(for: configuration.metricsInterval)
+            } else {
+                // No file: nothing to do until a reload sets one; no timer wakes the daemon meanwhile.
+                await reloader.reloaded.wait()
             }
-            try? await Task.sleep(for: configuration.metricsInterval)
         }
     }
 

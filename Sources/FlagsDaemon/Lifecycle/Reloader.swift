@@ -35,6 +35,8 @@ actor Reloader: Service {
 
     /// The stack requests go to; swapped by a reload.
     nonisolated let stacks: StackGate
+    /// Rung after every reload applied, for the metrics file's writer, which waits on it when it has no file.
+    nonisolated let reloaded = WakeSignal()
 
     /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.
     init(
@@ -159,6 +161,7 @@ actor Reloader: Service {
             await stacks.current.update(configuration: new)
         }
         configuration = new
+        reloaded.signal()
         logger.notice("configuration reloaded", ["PWFLAGS_EVENT": "reloaded"])
         return .success(())
     }

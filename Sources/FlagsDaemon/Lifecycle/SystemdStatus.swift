@@ -1,8 +1,16 @@
 import FoundationEssentials
 import UnixIO
 
-/// Keeps the `STATUS=` line of `systemctl status` current, looking every few seconds and sending it when it changed.
+/// Keeps the `STATUS=` line of `systemctl status` current: sent again when something it shows may have changed,
+/// never on a timer.
+///
+/// The line changes only at an event: the flags (the store tells every change), a fetch or its failure (the
+/// refresher's status), the local file's problem, the wall clock (its watcher calls `update()`), a reload
+/// (which sends the line with `READY=1`). Those without an observer of their own ring `StatusChange.signal`.
 final class SystemdStatus: Service {
+    /// The signal the rooms below ring (`StatusChange`).
+    static var changed: WakeSignal { StatusChange.signal }
+
     private let store: FlagStore
     private let stack: @Sendable () -> ProviderStack
     private let lastSent = Locked("")
@@ -10,6 +18,7 @@ final class SystemdStatus: Service {
     init(store: FlagStore, stack: @escaping @Sendable () -> ProviderStack) {
         self.store = store
         self.stack = stack
+        _ = store.observe { _ in Self.changed.signal() }
     }
 
     /// The line as it stands.
@@ -30,11 +39,13 @@ final class SystemdStatus: Service {
         if changed { Systemd.notifyStatus(line) }
     }
 
-    /// Updates every few seconds until cancelled; changes of flags or errors show within that time.
+    /// Sends the line whenever it may have changed, until cancelled.
     func run() async {
         while !Task.isCancelled {
+            // Cleared before the line is read: a change made while it is read rings again for the next wait.
+            Self.changed.clear()
             update()
-            try? await Task.sleep(for: .seconds(5))
+            await Self.changed.wait()
         }
     }
 }

@@ -1,6 +1,5 @@
-import Dispatch
-public import FlagsCore
-public import FoundationEssentials
+import FlagsCore
+import FoundationEssentials
 import PushwooshAPI
 import UnixIO
 
@@ -13,8 +12,8 @@ import UnixIO
 ///
 /// An unreadable or invalid file never costs the flags already served: the last good set stays, and the
 /// reason goes to the log and to `status`.
-public final class FlagsFile: Service {
-    public let path: String?
+final class FlagsFile: Service {
+    let path: String?
     private let store: FlagStore
     private let logger: Logger
     private let state = Locked(State())
@@ -33,7 +32,7 @@ public final class FlagsFile: Service {
     /// The biggest file read, as for an upstream reply.
     static let maximumFileBytes = 8 * 1024 * 1024
 
-    public init(path: String?, store: FlagStore, logger: Logger) {
+    init(path: String?, store: FlagStore, logger: Logger) {
         // Absolute, so that a later change of working directory cannot move the file or its watch.
         self.path = path.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         self.store = store
@@ -41,17 +40,17 @@ public final class FlagsFile: Service {
     }
 
     /// When the flags served were last read successfully.
-    public var loadedAt: Date? { state.withLock { $0.loadedAt } }
+    var loadedAt: Date? { state.withLock { $0.loadedAt } }
 
     /// The flags of the last good read.
-    public var currentFlags: [Flag] { state.withLock { $0.flags } }
+    var currentFlags: [Flag] { state.withLock { $0.flags } }
 
     /// Why the last read failed, or nil when it succeeded.
-    public var problem: String? { state.withLock { $0.problem } }
+    var problem: String? { state.withLock { $0.problem } }
 
     /// Reads the file and serves what it holds; on failure keeps the last good flags and returns the reason.
     @discardableResult
-    public func load() -> Result<Int, LocalFlagsError> {
+    func load() -> Result<Int, LocalFlagsError> {
         reading.withLock { _ in loadNow() }
     }
 
@@ -77,7 +76,7 @@ public final class FlagsFile: Service {
 
     /// Stops serving: later reads, the file watch's included, no longer touch the store. Waits for a read that
     /// is running, so that none lands after this returns.
-    public func retire() {
+    func retire() {
         reading.withLock { _ in state.withLock { $0.retired = true } }
     }
 
@@ -101,6 +100,7 @@ public final class FlagsFile: Service {
                 }
                 return state.loadedAt == nil
             }
+            StatusChange.signal.signal()
             // A re-read that changes nothing (a refresh, a touch) is not worth an info line.
             logger.log(
                 first || update != nil ? .info : .debug,
@@ -110,6 +110,7 @@ public final class FlagsFile: Service {
             return .success(flags.count)
         case .failure(let error):
             state.withLock { $0.problem = error.reason }
+            StatusChange.signal.signal()
             logger.warning("kept the last good flags: \(error.reason)", ["FLAGS_FILE": path])
             return .failure(error)
         }
@@ -142,7 +143,7 @@ public final class FlagsFile: Service {
     ///
     /// The directory is watched, not the file, so that editors that write a new file and rename it over the old
     /// one, and files that appear later, are both seen. Events within `settleDelay` are read as one change.
-    public func run() async {
+    func run() async {
         guard let path else { return await Self.waitForCancellation() }
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
@@ -161,16 +162,10 @@ public final class FlagsFile: Service {
             inotify.close()
             return await Self.waitForCancellation()
         }
-        let queue = DispatchQueue(label: "pwflagsd.local-flags")
-        let watcher = InotifyWatcher(inotify: inotify, name: name, queue: queue) { [weak self] in self?.load() }
-        watcher.start()
-        await Self.waitForCancellation()
-        watcher.stop()
-    }
-
-    static func waitForCancellation() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(3600))
+        let watcher = InotifyWatcher(inotify: inotify, name: name)
+        guard await watcher.run(onChange: { [weak self] in self?.load() }) else {
+            logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
+            return await Self.waitForCancellation()
         }
     }
 }

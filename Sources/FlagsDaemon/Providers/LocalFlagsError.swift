@@ -1,11 +1,12 @@
-public import UnixIO
+import FlagsCore
+import UnixIO
 
 /// Why the local flags file could not be served: the one error of the file source, which `status.problem`, the
 /// log and a failed `refresh` carry as `reason`.
 ///
 /// `code` says what kind of failure it is, `message` (also `reason`) says it in one line, and `cause` is the
 /// system call that failed, when one did.
-public enum LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible {
+enum LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A reload replaced the source, or the daemon is stopping: it serves nothing more.
     case retired
     /// No `LocalFlagsFile` is configured.
@@ -20,20 +21,9 @@ public enum LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible
     case notAFlagsResponse(path: String, detail: String)
 
     /// The kind of failure, for programs and tests to branch on; more may come.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let description: String
+    typealias Code = ErrorCode<LocalFlagsError>
 
-        /// The source was replaced or is stopping.
-        public static let retired = Code(description: "retired")
-        /// There is no file to read.
-        public static let notConfigured = Code(description: "notConfigured")
-        /// The file could not be read, or is too large to.
-        public static let unreadable = Code(description: "unreadable")
-        /// The file was read but does not hold flags.
-        public static let invalid = Code(description: "invalid")
-    }
-
-    public var code: Code {
+    var code: Code {
         switch self {
         case .retired: .retired
         case .notConfigured: .notConfigured
@@ -43,7 +33,7 @@ public enum LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// What went wrong, in one line.
-    public var message: String {
+    var message: String {
         switch self {
         case .retired: "the flag source was replaced or is stopping"
         case .notConfigured: "no LocalFlagsFile is configured, so there are no flags to serve"
@@ -55,13 +45,24 @@ public enum LocalFlagsError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The system call that failed, when one did.
-    public var cause: SystemError? {
+    var cause: SystemError? {
         guard case .unreadable(_, let cause) = self else { return nil }
         return cause
     }
 
     /// `message`, by the name the status and the log use.
-    public var reason: String { message }
+    var reason: String { message }
 
-    public var description: String { message }
+    var description: String { message }
+}
+
+extension ErrorCode where Domain == LocalFlagsError {
+    /// The source was replaced or is stopping.
+    static var retired: Self { Self("retired") }
+    /// There is no file to read.
+    static var notConfigured: Self { Self("notConfigured") }
+    /// The file could not be read, or is too large to.
+    static var unreadable: Self { Self("unreadable") }
+    /// The file was read but does not hold flags.
+    static var invalid: Self { Self("invalid") }
 }

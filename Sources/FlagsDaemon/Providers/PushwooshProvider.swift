@@ -57,7 +57,8 @@ final class PushwooshProvider: FlagProvider {
         var line = "Pushwoosh \(code): \(count) flags"
         if let problem = status.problem { return line + "; not fetching: \(problem)" }
         if let fetchedAt = status.fetchedAt {
-            line += ", fetched \(Self.age(clock.bootNow() - fetchedAt)) ago"
+            // A time, not an age: the line changes only when something happens, so nothing wakes to redraw it.
+            line += ", fetched at \(clock.wallText(fetchedAt))"
         } else {
             line += ", not fetched yet"
         }
@@ -66,14 +67,5 @@ final class PushwooshProvider: FlagProvider {
         }
         if status.cacheError != nil { line += "; cannot write the disk cache" }
         return line
-    }
-
-    /// An age as the status line shows it: seconds, minutes or hours.
-    static func age(_ seconds: Double) -> String {
-        switch seconds {
-        case ..<90: "\(max(0, Int(seconds))) s"
-        case ..<5400: "\(Int(seconds / 60)) min"
-        default: "\(Int(seconds / 3600)) h"
-        }
     }
 }

@@ -143,6 +143,7 @@ struct FlagFeed {
         snapshot.cacheError = cacheError
         snapshot.expired = expired
         status.withLock { $0 = snapshot }
+        StatusChange.signal.signal()
     }
 
     // MARK: The disk cache

@@ -159,13 +159,15 @@ actor Refresher {
 
     /// One sleep on the boot clock until `deadline`, ended early by a wake signal or by cancellation.
     ///
-    /// A resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute only
-    /// bounds the damage should the sleep's clock and the boot clock ever differ; it is not a clock poll (no wall
-    /// clock is read).
+    /// A resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute
+    /// while a deadline is ahead only bounds the damage should the sleep's clock and the boot clock ever differ;
+    /// it is not a clock poll (no wall clock is read). With no deadline (the local file, a source that cannot
+    /// fetch) only a wake signal or cancellation ends the wait: an idle daemon sets no timer at all.
     private func sleep(until deadline: Double?) async {
-        let until = min(deadline ?? .infinity, clock.bootNow() + 60)
         let clock = self.clock
         let wakes = self.wakes
+        guard let deadline else { return await wakes.wait() }
+        let until = min(deadline, clock.bootNow() + 60)
         // Structured: both waits end with this call, and cancelling `run()` cancels them.
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await clock.sleep(until: until) }

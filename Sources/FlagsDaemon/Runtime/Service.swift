@@ -1,3 +1,5 @@
+import UnixIO
+
 /// A long-running part of the daemon, run by a `ServiceGroup`.
 ///
 /// Graceful shutdown is kept apart from cancellation: `shutdownGracefully()` asks the service to stop taking new
@@ -6,7 +8,7 @@
 ///
 /// `run()` lasts as long as the daemon: returning or throwing before shutdown was asked for ends the daemon with
 /// an error (`ServiceGroupError`).
-public protocol Service: Sendable {
+protocol Service: Sendable {
     /// Runs the service; returns when it has shut down, or when cancelled.
     func run() async throws
 
@@ -23,10 +25,29 @@ public protocol Service: Sendable {
 
 extension Service {
     /// Nothing to stop taking: the service ends when cancelled.
-    public func shutdownGracefully() async {}
+    func shutdownGracefully() async {}
 
-    public var returnsAfterGracefulShutdown: Bool { false }
+    var returnsAfterGracefulShutdown: Bool { false }
 
     /// The type's name, such as `SocketServer`.
-    public var name: String { String(describing: Self.self) }
+    var name: String { String(describing: Self.self) }
+}
+
+extension Service {
+    /// Returns when the task is cancelled, without a timer: a service with nothing to watch waits here.
+    static func waitForCancellation() async {
+        let waiter = Locked<CheckedContinuation<Void, Never>?>(nil)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = waiter.withLock { waiter -> Bool in
+                    if Task.isCancelled { return true }
+                    waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            waiter.withLock { $0.take() }?.resume()
+        }
+    }
 }

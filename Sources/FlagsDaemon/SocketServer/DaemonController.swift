@@ -7,7 +7,7 @@ import UnixIO
 /// stack in effect, and knows what `status` reports beyond the server's own counts.
 ///
 /// `RequestRouter` decides which method runs; one method here per control call, called from the async side.
-public final class DaemonController: Sendable {
+final class DaemonController: Sendable {
     private let store: FlagStore
     /// The stack in effect, and the gate control calls wait at while a reload swaps it.
     private let stacks: StackGate

@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// The line protocol on the event engine: the inbox, answers from the async side, new snapshots, and the steps
+/// The line protocol on the event engine: the inbox, answers from the async side, the flags' changes (`ChangeFeed`), and the steps
 /// of one connection (LineHandler+Connections).
 ///
 /// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
@@ -14,8 +14,6 @@ import UnixIO
 final class LineHandler: ConnectionHandler, @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
-        /// `at`: when the store made the change (`now()`), from which its propagation is measured.
-        case update(FlagUpdate, at: UInt64)
         /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
         case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
         case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
@@ -27,6 +25,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     // Shared with other threads.
     private let inbox = Locked<[Mail]>([])
     private let doorbell: Doorbell
+    /// The flags' changes, each pushed here by the store (`ChangeFeed`).
+    private let feed: ChangeFeed
 
     // Loop thread only (read by the steps in LineHandler+Connections too).
     unowned(unsafe) var engine: EventEngine<LineHandler>!
@@ -61,9 +61,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         self.router = RequestRouter(
             access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
             submit: submit)
-        self.snapshot = FlagSnapshot.initial(epoch: store.epoch)
-        // Observe before reading the snapshot so that no update falls between the two.
-        self.snapshot = store.observe { [weak self] update in self?.post(.update(update, at: EngineClock.now())) }
+        self.feed = ChangeFeed(store: store, doorbell: doorbell)
+        self.snapshot = feed.initial
     }
 
     /// Hands a message to the loop from any thread.
@@ -75,13 +74,15 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     var maxConnections: Int { limits.maxConnections }
 
     func woke() {
+        // Changes first: one made before an answer was posted (the answer to the call that made it) reaches the
+        // subscribers before that answer, as it did when both came through one inbox.
+        for change in feed.take() { apply(change.update, madeAt: change.madeAt) }
         let messages = inbox.withLock { inbox in
             defer { inbox.removeAll(keepingCapacity: true) }
             return inbox
         }
         for message in messages {
             switch message {
-            case .update(let update, let madeAt): apply(update, madeAt: madeAt)
             case .metrics(let format, let reply):
                 reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
             case .completion(let id, let requestID, let result):
@@ -96,6 +97,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
     /// for a loop that is gone. (Nothing else in the inbox needs one.)
     func stopped() {
+        feed.close()
         let messages = inbox.withLock { inbox in
             defer { inbox.removeAll() }
             return inbox

@@ -1,15 +1,15 @@
-public import FlagsCore
+import FlagsCore
 
 /// The bounds on what clients may make the server hold (docs/configuration.md, [Daemon]).
-public struct ServerLimits: Sendable, Equatable {
-    public var maxConnections: Int
-    public var maxLineBytes: Int
-    public var maxPendingBytes: Int
-    public var maxSubscriptions: Int
+struct ServerLimits: Sendable, Equatable {
+    var maxConnections: Int
+    var maxLineBytes: Int
+    var maxPendingBytes: Int
+    var maxSubscriptions: Int
     /// Listen keys per connection, in `ListenKeyCost` units.
-    public var maxListenKeys: Int
+    var maxListenKeys: Int
 
-    public init(
+    init(
         maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304,
         maxSubscriptions: Int = 64, maxListenKeys: Int = 1024
     ) {
@@ -20,7 +20,7 @@ public struct ServerLimits: Sendable, Equatable {
         self.maxListenKeys = maxListenKeys
     }
 
-    public init(_ configuration: Configuration) {
+    init(_ configuration: Configuration) {
         self.init(
             maxConnections: configuration.maxConnections,
             maxLineBytes: configuration.maxLineBytes,

@@ -1,7 +1,8 @@
 import FlagsDaemon
+import TestSupport
 import Testing
 
-@Suite struct DaemonOptionsTests {
+@Suite(.hangLimit) struct DaemonOptionsTests {
     @Test func noArgumentsRunsWithTheDefaultFile() throws {
         let options = try DaemonOptions.parse([]).get()
         #expect(options == DaemonOptions(action: .run, configPath: nil, overrides: CommandLineOverrides()))

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// R17, R18 against the real daemon and the fake Pushwoosh server.
-@Suite struct ImpressionTests {
+@Suite(.hangLimit) struct ImpressionTests {
     static let checkout = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
@@ -179,6 +179,40 @@ import Testing
         #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(Self.postEvents(server).count == 2)
+    }
+
+    @Test("R8d, R18: with Lifecycle=client, a user change in the background reports the impression again")
+    func backgroundUserChangeSendsAgain() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.flags([Self.checkout]), for: "getFeatureFlags")
+        let daemon = try DaemonProcess(
+            config: """
+                [Pushwoosh]
+                ApplicationCode=ABCDE-12345
+                ServerURL=\(server.baseURL)
+                HWID=hwid-1
+                [FeatureFlags]
+                Lifecycle=client
+                """
+        )
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let foreground = #"{"id":1,"method":"setAppState","params":{"state":"foreground"}}"#
+        #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
+        try await Self.waitForFlag("new_checkout", client: client)
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
+        #expect(try client.request(#"{"id":2,"method":"setAppState","params":{"state":"background"}}"#) != nil)
+        // A user change in the background starts no session; the new user's impression is reported all the same.
+        let change = #"{"id":3,"method":"setUserId","params":{"userId":"alice"}}"#
+        #expect(try client.request(change)?["result"]?["userId"] == "alice")
+        try await Self.waitForFlag("new_checkout", client: client)
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "duplicate")
+        let users = Self.postEvents(server).map { $0.requestObject?["userId"] }
+        #expect(users == ["hwid-1", "alice"])
     }
 
     @Test("F3: an impression's 429 with Retry-After holds the next impression and the next flag request")

@@ -1,8 +1,9 @@
 import OFREP
+import TestSupport
 import Testing
 
 /// The rate rule: a burst of `perSecond`, then `perSecond` a second, each peer on its own.
-@Suite struct OFREPRateLimiterTests {
+@Suite(.hangLimit) struct OFREPRateLimiterTests {
     @Test func aBurstPassesThenTheNextWaitsAtLeastASecond() {
         var limiter = OFREPRateLimiter(perSecond: 2)
         #expect(limiter.admit("a", now: 10) == nil)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The mutation check (docs/development.md): puts each mutant of Tests/Mutation/mutants.tsv into the product code,
 # one at a time, builds, runs the suites named beside it, and reports whether they caught it (killed) or not
-# (survived). The mutated file is always restored, whatever happens (a trap); the build is brought back to the
-# tree at the end.
+# (survived). The mutated file is always restored, whatever happens (a trap). It builds in a directory of its own,
+# .build-mutation (the first run builds everything once there; each mutant then costs an incremental build), so
+# that the usual .build keeps its flags and is never left holding a mutant.
 #
 #   Tests/Mutation/run.sh                 every mutant
 #   Tests/Mutation/run.sh NAME...         the mutants named
@@ -17,7 +18,8 @@ cd "$(dirname "$0")/../.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
 list=Tests/Mutation/mutants.tsv
-logs=.build/mutation
+scratch=.build-mutation
+logs=$scratch/logs
 timeout_seconds=${PWFLAGS_MUTANT_TIMEOUT:-1500}
 mode=run
 if [[ ${1:-} == --check || ${1:-} == --list ]]; then
@@ -54,24 +56,23 @@ while IFS=$'\t' read -r name file script suites about; do
         printf '%-32s %s\n' "$name" "$about"
         continue
     fi
-    cp "$file" "$backup"
-    mutated=$file
-    sed -i -e "$script" "$file"
-    if cmp -s "$file" "$backup"; then
-        restore
+    # Whether the script still changes the file, found on a copy: --check never touches the tree.
+    if sed -e "$script" "$file" | cmp -s - "$file"; then
         results+=("$(printf '%-32s NOT APPLIED (the code moved: update its line in %s)' "$name" "$list")")
         failed=1
         continue
     fi
     if [[ $mode == check ]]; then
-        restore
         results+=("$(printf '%-32s applies' "$name")")
         continue
     fi
+    cp "$file" "$backup"
+    mutated=$file
+    sed -i -e "$script" "$file"
     echo "== $name: $about" >&2
     log="$logs/$name.log"
     # No -warnings-as-errors: a mutant may leave a variable unused, and it is the tests that must catch it.
-    if ! swift build --build-tests >"$log" 2>&1; then
+    if ! swift build --build-tests --scratch-path "$scratch" >"$log" 2>&1; then
         restore
         results+=("$(printf '%-32s DOES NOT BUILD (see %s)' "$name" "$log")")
         failed=1
@@ -79,12 +80,13 @@ while IFS=$'\t' read -r name file script suites about; do
     fi
     started=$SECONDS
     timeout --kill-after=30 "$timeout_seconds" \
-        swift test --skip-build --no-parallel --filter "$suites" >>"$log" 2>&1
+        swift test --skip-build --scratch-path "$scratch" --no-parallel --filter "$suites" >>"$log" 2>&1
     status=$?
     restore
     took=$((SECONDS - started))
-    caught=$(grep -E '✘ Test [a-zA-Z]+\(' "$log" | sed -E 's/.*✘ Test ([a-zA-Z]+)\(.*/\1/' | sort -u | head -4 |
-        paste -sd, -)
+    # The tests that failed, by the name Swift Testing prints (a display name in quotes, or the function).
+    caught=$(grep -E '^✘ Test .* failed after' "$log" | grep -v '^✘ Test run with' | sed -E 's/^✘ Test (.*) (with [0-9]+ test cases? )?failed after.*/\1/' |
+        cut -c1-70 | head -3 | paste -sd';' -)
     case $status in
     0)
         results+=("$(printf '%-32s SURVIVED (%s passed, %d s)' "$name" "$suites" "$took")")
@@ -98,9 +100,5 @@ while IFS=$'\t' read -r name file script suites about; do
     esac
 done <"$list"
 
-if [[ $mode == run && ${#results[@]} -gt 0 ]]; then
-    echo "== rebuilding the unmutated tree" >&2
-    swift build --build-tests >"$logs/restore.log" 2>&1 || echo "the unmutated tree does not build: $logs/restore.log" >&2
-fi
 printf '%s\n' "${results[@]}"
 exit "$failed"

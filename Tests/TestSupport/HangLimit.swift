@@ -10,8 +10,8 @@
     /// reads, `Eventually`, a daemon's exit) then give up at once, so the test ends with its failures listed
     /// instead of holding the run until CI's job timeout.
     extension Trait where Self == TimeLimitTrait {
-        /// Far past what any test takes (the slowest, the benchmark's smoke run, about a minute here; three times
-        /// that under the sanitizers): only a hang reaches it.
+        /// Far past what any test takes (the slowest, the benchmark's smoke run, about a minute): only a hang
+        /// reaches it.
         public static var hangLimit: Self { .timeLimit(.minutes(5)) }
 
         /// A fuzz suite's limit: the hang limit plus the fuzzing time `variable` asks for (a long local run).

@@ -29,9 +29,9 @@ func main() async -> Int32 {
         break
     }
     let configuration: Configuration
-    switch ConfigurationLoader.load(
-        configPath: options.configPath, overrides: options.overrides, environment: environment)
-    {
+    // --check-config also reads the files the configuration names that the daemon would read only later.
+    let load = options.action == .checkConfig ? ConfigurationLoader.check : ConfigurationLoader.load
+    switch load(options.configPath, options.overrides, environment) {
     case .success(let loaded): configuration = loaded
     case .failure(let errors):
         writeStandardError("pwflagsd: invalid configuration:\n\(errors.description)\n")

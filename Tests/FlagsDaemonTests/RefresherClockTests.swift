@@ -39,10 +39,10 @@ import Testing
             edit(&configuration)
             fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
             refresher = Refresher(
-                source: PushwooshProvider(
-                    fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                    diskCache: FlagCache(directory: StateDirectory(path: self.directory.path)),
-                    logger: Logger(level: .err)),
+                provider: PushwooshProvider(
+                    fetcher: fetcher, applicationCode: configuration.applicationCode,
+                    diskCache: FlagCache(directory: StateDirectory(path: self.directory.path))),
+                store: store,
                 stateDirectory: StateDirectory(path: self.directory.path),
                 configuration: configuration, hwid: "hwid-1", clock: clock, bootID: bootID, jitter: { 0.5 },
                 logger: Logger(level: .err))

@@ -40,10 +40,10 @@ import UnixIO
         var configuration = Configuration()
         configuration.applicationCode = "ABCDE-12345"
         return Refresher(
-            source: PushwooshProvider(
-                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                diskCache: FlagCache(directory: state), logger: Logger(level: .err)),
-            stateDirectory: state, configuration: configuration, hwid: "hwid-1",
+            provider: PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: state)),
+            store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
             logger: Logger(level: .err))
     }
 
@@ -92,7 +92,7 @@ import UnixIO
         defer { directory.remove() }
         try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)
         let store = FlagStore()
-        let source = LocalFlagSource(path: directory.file("flags.json"), store: store, logger: Logger(level: .err))
+        let source = FlagsFile(path: directory.file("flags.json"), store: store, logger: Logger(level: .err))
         source.retire()
         #expect(throws: LocalFlagsError.self) { try source.load().get() }
         #expect(store.current.flags.count == 0)

@@ -246,7 +246,7 @@ import Testing
         let after = try #require(try session.result("status"))
         #expect(after["sessionStartedAt"] == before["sessionStartedAt"])
         #expect(after["fetchedAt"] == before["fetchedAt"])
-        #expect(after["impressions"] == ["sent": 1, "duplicate": 1, "failed": 0])
+        #expect(after["impressions"] == ["sent": 1, "duplicate": 1, "failed": 0, "logged": 0])
 
         // The new timeout holds: a refresh against a server that never answers fails within it, not after 10 s.
         let refresh = try #require(try session.call("refresh", timeout: .seconds(5)))

@@ -55,8 +55,9 @@ public final class FlagStore: Sendable {
 
     /// Registers an observer of changes and returns the snapshot it starts from.
     ///
-    /// Observers are called in revision order while the store is locked: they must be quick (hand the
-    /// update to a queue) and must not call back into the store.
+    /// Observers are called in revision order, after the new snapshot is in place and outside the lock readers
+    /// take, on the thread that made the change: they must be quick (hand the update to a queue) and must not
+    /// change the store (a change waits for the one being told).
     public func observe(_ observer: @escaping @Sendable (FlagUpdate) -> Void) -> FlagSnapshot {
         state.withLock { state in
             state.observers.append(observer)
@@ -136,7 +137,7 @@ public final class FlagStore: Sendable {
         publish(snapshot.flags.replacing(key, with: flag), diff: diff, over: snapshot, apply)
     }
 
-    /// Swaps in the new state (under the lock only for the swap) and tells the observers; the update, or nil
+    /// Swaps in the new state (under the lock only for the swap), then tells the observers; the update, or nil
     /// when nothing `get` returns has changed. Called with `changing` held, so `snapshot` is still current.
     @discardableResult
     private func publish(
@@ -148,12 +149,14 @@ public final class FlagStore: Sendable {
         }
         let next = FlagSnapshot(
             epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags, previous: snapshot, diff: diff)
-        return state.withLock { state in
+        let (update, observers) = state.withLock { state in
             apply(&state)
             state.snapshot = next
-            let update = FlagUpdate(snapshot: next, diff: diff, expiry: state.expiry)
-            for observer in state.observers { observer(update) }
-            return update
+            return (FlagUpdate(snapshot: next, diff: diff, expiry: state.expiry), state.observers)
         }
+        // Told after the swap, outside the lock readers take: a reader (the loop's `current`) never waits for an
+        // observer. Still in this change's turn, so observers hear the updates in revision order.
+        for observer in observers { observer(update) }
+        return update
     }
 }

@@ -75,7 +75,8 @@ public final class Daemon: Sendable {
                 listenFD: listenFD,
                 store: store,
                 handler: DaemonController(
-                    store: store, reloader: reloader, overrides: overrides, changes: changes, metrics: metrics),
+                    store: store, stacks: reloader.stacks, reload: { await reloader.reload() }, overrides: overrides,
+                    changes: changes, metrics: metrics),
                 limits: ServerLimits(configuration),
                 access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,

@@ -11,7 +11,7 @@ import FlagsCore
 actor Reloader: Service {
     /// A new stack for `run()` to put in place of the running one; `done` resumes once it serves.
     private struct Swap: Sendable {
-        let stack: SourceStack
+        let stack: ProviderStack
         let done: CheckedContinuation<Void, Never>
     }
 
@@ -47,7 +47,7 @@ actor Reloader: Service {
         metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.stacks = StackGate(
-            SourceStack(
+            ProviderStack(
                 configuration: configuration, environment: environment, store: store,
                 stateDirectory: stateDirectory, logger: logger, metrics: metrics))
         self.metrics = metrics
@@ -172,7 +172,7 @@ actor Reloader: Service {
         let old = stacks.current
         await old.retire()
         // Built after the old stack is retired: it reads the user id the old one can no longer change.
-        let stack = SourceStack(
+        let stack = ProviderStack(
             configuration: configuration, environment: environment, store: store,
             stateDirectory: stateDirectory, logger: logger, metrics: metrics)
         if stack.identity != old.identity {

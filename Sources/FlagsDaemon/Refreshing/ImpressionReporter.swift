@@ -40,6 +40,9 @@ actor ImpressionReporter {
         var sent = 0
         var duplicate = 0
         var failed = 0
+        /// Written to the log by the local source: never sent, so not counted as `sent` (as metrics'
+        /// outcome="logged").
+        var logged = 0
     }
 
     /// A send in flight belongs to its period (a user's session): one of session N never answers, nor is confused
@@ -158,7 +161,7 @@ actor ImpressionReporter {
                     "ENABLED": String(flag.isEnabled),
                 ]
             )
-            counts.withLock { $0.sent += 1 }
+            counts.withLock { $0.logged += 1 }
             return .logged
         }
         switch await fetcher.sendImpression(of: flag, userId: userId, date: Date()) {

@@ -5,10 +5,14 @@ import PushwooshAPI
 /// new timers or retirement.
 extension Refresher {
     /// `refresh` (R10, R12, R16) by the refresh policy: a request, or the stored flags inside the throttle window.
-    /// Returns whether the answer came from the network. A source may answer `refresh` its own way
-    /// (`FlagProvider.refresh`).
+    /// Returns whether the answer came from the network.
+    ///
+    /// A source that serves itself (the local file) is read for this caller, now, outside the policy: sharing a
+    /// read that began before the caller's request could answer with what the file held before the caller
+    /// changed it.
     func refresh() async -> Result<Bool, PushwooshError> {
-        if let problem = source.problem { return .failure(.notSent(problem)) }
+        if provider.servesItself { return await provider.fetch(userId: userId).map { _ in false } }
+        if let problem = provider.problem { return .failure(.notSent(problem)) }
         if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
         // F3: Pushwoosh's Retry-After holds every trigger; the caller learns until when at once.
         if let error = heldError() { return .failure(error) }
@@ -38,9 +42,7 @@ extension Refresher {
         generation += 1
         if case .fetching(_, let task) = phase { task.cancel() }
         phase = .idle
-        expired = false
-        source.userChanged()
-        removeCache()
+        feed.userChanged()
         policy.userChanged(now: clock.bootNow())
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
@@ -58,10 +60,10 @@ extension Refresher {
         return started
     }
 
-    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source may answer
-    /// it its own way (`FlagProvider.pushRegistered`).
+    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source that serves
+    /// itself has nothing to fetch: its changes are seen as they happen.
     func pushRegistered() -> Bool {
-        guard source.problem == nil else { return false }
+        guard provider.problem == nil, !provider.servesItself else { return false }
         let started = policy.pushRegistered(now: clock.bootNow())
         publish()
         wake()
@@ -70,8 +72,12 @@ extension Refresher {
 
     /// A reload changed the timers.
     func update(configuration: Configuration) {
-        policy.update(settings: source.settings(configuration), now: clock.bootNow())
+        // Retired, it writes nothing: the expiry of what the next stack serves is that stack's.
+        guard !isRetired else { return }
+        policy.update(settings: Self.settings(configuration, provider: provider), now: clock.bootNow())
         publish()
+        // A new `CacheMaxAge` moves the expiry of the flags served.
+        feed.restamp(expiry)
         wake()
     }
 

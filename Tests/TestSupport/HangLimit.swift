@@ -10,7 +10,7 @@
     /// reads, `Eventually`, a daemon's exit) then give up at once, so the test ends with its failures listed
     /// instead of holding the run until CI's job timeout.
     extension Trait where Self == TimeLimitTrait {
-        /// Far past what any test takes (the slowest, the benchmark's smoke run, about a minute): only a hang
+        /// Far past what any test takes (the slowest, the benchmark's smoke run, 30 s in a plain run): only a hang
         /// reaches it.
         public static var hangLimit: Self { .timeLimit(.minutes(5)) }
 

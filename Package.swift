@@ -101,7 +101,7 @@ let package = Package(
             // symbol table of the test executable.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=pwflags_test_kit_record_issue"])]
         ),
-        .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore"], swiftSettings: strict),
+        .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FlagsProtocolTests", dependencies: ["FlagsProtocol", "FlagsCore", "TestSupport"],
             swiftSettings: strict),
@@ -125,7 +125,8 @@ let package = Package(
         .testTarget(
             name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "UnixIO", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),
+            name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

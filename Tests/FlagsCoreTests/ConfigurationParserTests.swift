@@ -1,7 +1,8 @@
 import FlagsCore
+import TestSupport
 import Testing
 
-@Suite struct ConfigurationParserTests {
+@Suite(.hangLimit) struct ConfigurationParserTests {
     /// Parses one file from the defaults and returns the configuration and the problem descriptions.
     private func parse(_ text: String, file: String = "/etc/pwflagsd/pwflagsd.conf") -> (Configuration, [String]) {
         var configuration = Configuration()

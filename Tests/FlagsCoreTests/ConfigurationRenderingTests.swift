@@ -1,7 +1,8 @@
 import FlagsCore
+import TestSupport
 import Testing
 
-@Suite struct ConfigurationRenderingTests {
+@Suite(.hangLimit) struct ConfigurationRenderingTests {
     private let noFiles: (String) -> Bool = { _ in false }
 
     @Test func rendersTheDefaultsWithEveryKey() {

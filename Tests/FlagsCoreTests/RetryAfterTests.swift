@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// Pushwoosh's `Retry-After`, read by hand: delta-seconds and the IMF-fixdate (F3).
-@Suite struct RetryAfterTests {
+@Suite(.hangLimit) struct RetryAfterTests {
     /// `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110's example, as Unix seconds.
     let example = 784_111_777.0
 

@@ -1,5 +1,6 @@
 import FlagsCore
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
@@ -7,7 +8,7 @@ import UnixIO
 
 /// The daemon's boundary errors: each says what kind of failure it is (`code`), in one line for the operator
 /// (`message`, which is also its `description`), and which system call failed when one did (`cause`).
-@Suite struct BoundaryErrorTests {
+@Suite(.hangLimit) struct BoundaryErrorTests {
     /// A fresh directory, removed at the end of the test.
     final class Scratch {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pwf-errors-\(UUID().uuidString)")

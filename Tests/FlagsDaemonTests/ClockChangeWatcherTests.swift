@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
@@ -15,7 +16,7 @@ import UnixIO
 /// a CI run once saw exactly that), so "no change" is judged against a witness: a second timer armed the same way
 /// before the one under test and read after it. A window in which the witness saw a change proves nothing about
 /// quiet, so it is tried again, a few times at most.
-@Suite struct ClockChangeWatcherTests {
+@Suite(.hangLimit) struct ClockChangeWatcherTests {
     @Test("The timer arms with TFD_TIMER_CANCEL_ON_SET and reports no change while the clock is left alone")
     func armsAndStaysQuiet() async throws {
         let timer = try TimerFD()

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
-@Suite struct DaemonOptionsTests {
+@Suite(.hangLimit) struct DaemonOptionsTests {
     @Test func noArgumentsRunsWithTheDefaultFile() throws {
         let options = try DaemonOptions.parse([]).get()
         #expect(options == DaemonOptions(action: .run, configPath: nil, overrides: CommandLineOverrides()))

@@ -1,5 +1,6 @@
 import FlagsCore
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
@@ -7,7 +8,7 @@ import UnixIO
 
 /// The store tells its observers outside the lock its readers take: the loop thread's read of the snapshot never
 /// waits for an observer, and observers hear every update in revision order.
-@Suite struct FlagStoreObserverTests {
+@Suite(.hangLimit) struct FlagStoreObserverTests {
     @Test("A reader on another thread gets the snapshot while an observer is still being told of it")
     func readersDoNotWaitForObservers() {
         let store = FlagStore()

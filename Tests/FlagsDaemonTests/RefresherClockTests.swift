@@ -9,7 +9,7 @@ import Testing
 
 /// The refresher with a clock whose wall and boot readings move apart: intervals run on the boot
 /// clock, the wall clock only stamps what people read and what the disk keeps.
-@Suite struct RefresherClockTests {
+@Suite(.hangLimit) struct RefresherClockTests {
     static let flag = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: [:])
     static let hour = 3600.0
     static let day = 86400.0

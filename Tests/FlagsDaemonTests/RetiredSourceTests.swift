@@ -8,7 +8,7 @@ import UnixIO
 @testable import FlagsDaemon
 
 /// A source that a reload retired sends nothing and writes nothing, not even for a reply already on its way.
-@Suite struct RetiredSourceTests {
+@Suite(.hangLimit) struct RetiredSourceTests {
     static let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
 
     /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
@@ -57,7 +57,7 @@ import UnixIO
         let refresher = Self.refresher(fetcher, store: store, state: state)
         await refresher.start()
         async let answer = refresher.refresh()
-        while fetcher.fetches.withLock({ $0 }) < 1 { await Task.yield() }
+        while fetcher.fetches.withLock({ $0 }) < 1, !Task.isCancelled { await Task.yield() }
         await refresher.retire()
         fetcher.releaser.yield()
         let result = await answer

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The state directory's atomic writes and what a crash in the middle of one leaves.
-@Suite struct StateDirectoryTests {
+@Suite(.hangLimit) struct StateDirectoryTests {
     @Test("Temporary files of writers that are gone are removed; a live writer's, and every other file, stay")
     func removesStaleTemporaries() throws {
         let directory = try TemporaryDirectory()

@@ -2,6 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import Foundation
 import PushwooshAPI
+import TestSupport
 import Testing
 import UnixIO
 
@@ -9,7 +10,7 @@ import UnixIO
 
 /// A change carries its own `expiresAt`: what a subscriber is told comes with the update the store publishes,
 /// never from a status read at a moment that may belong to another change (R9, R15).
-@Suite struct UpdateExpiryTests {
+@Suite(.hangLimit) struct UpdateExpiryTests {
     static let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
 
     /// Every update's `expiresAt`, as an observer of `store` reads it right at publish.

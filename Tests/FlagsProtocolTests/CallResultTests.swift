@@ -1,10 +1,11 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// Every method's result: its one writer and its one reader agree, and the fast writers write the same bytes as
 /// the general ones.
-@Suite struct CallResultTests {
+@Suite(.hangLimit) struct CallResultTests {
     static let flag = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1",
         properties: ["b": "x\ny", "a": ["columns": 2], "c": [1, true, nil]])

@@ -5,7 +5,7 @@ import Testing
 
 /// The benchmark runs and reports every figure. No timing is asserted here: figures are for people
 /// (docs/performance.md), and a slow machine must not fail the suite.
-@Suite struct BenchmarkSmokeTests {
+@Suite(.hangLimit) struct BenchmarkSmokeTests {
     /// Every figure `pwflags-bench` must report: (section prefix, name).
     static var expected: [(String, String)] {
         var figures: [(String, String)] = [
@@ -60,16 +60,12 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let jsonPath = directory.file("bench.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.executable("pwflags-bench"))
-        process.arguments = ["--quick", "--json", jsonPath]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let table = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        // A bench that hangs is killed and fails the test, before the suite's time limit would.
+        let outcome = try Command.run(
+            DaemonProcess.executable("pwflags-bench"), ["--quick", "--json", jsonPath], check: false,
+            timeout: .seconds(280))
+        let table = outcome.stdout
+        #expect(outcome.status == 0, "\(outcome.stderr.suffix(3000))")
         let json = try JSONValue(parsing: String(contentsOfFile: jsonPath, encoding: .utf8))
         let figures = try #require(json["figures"]?.arrayValue)
         #expect(json["machine"]?["cores"] != nil)

@@ -5,7 +5,7 @@ import Testing
 
 /// The CLI's answers to a person's slips: a typo'd option or command, an empty or wrong socket path, and help
 /// texts that agree with each other and speak in words.
-@Suite struct CLIUsageTests {
+@Suite(.hangLimit) struct CLIUsageTests {
     @Test(arguments: [["--sockt", "/x", "get", "a"], ["--sockt", "get", "k"], ["--sockt=/x", "list"]])
     func aTypoedGlobalOptionIsNamedNotMisread(arguments: [String]) throws {
         let outcome = try CLI.run(arguments)

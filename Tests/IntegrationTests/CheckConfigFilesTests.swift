@@ -5,7 +5,7 @@ import Testing
 /// `--check-config` promises every problem, so it also reads the files the configuration names that the daemon
 /// reads only once it runs: an `[OFREP] TokenFile` that is missing, unreadable or empty is a problem there, at
 /// the line that set it, not only a log line of the running daemon.
-@Suite struct CheckConfigFilesTests {
+@Suite(.hangLimit) struct CheckConfigFilesTests {
     private static func check(_ directory: TemporaryDirectory) throws -> CLI.Outcome {
         try Command.run(
             DaemonProcess.executable("pwflagsd"), ["--check-config", "--config", directory.file("pwflagsd.conf")],

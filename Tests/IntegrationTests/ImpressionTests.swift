@@ -8,14 +8,16 @@ import Testing
 #endif
 
 /// R17, R18 against the real daemon and the fake Pushwoosh server.
-@Suite struct ImpressionTests {
+@Suite(.hangLimit) struct ImpressionTests {
     static let checkout = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
 
-    /// A rig whose daemon has `flags` already fetched and served, and a client connected to it.
-    static func start(flags: [Flag] = [checkout, banner], extra: String = "") async throws -> (PushwooshRig, RawClient)
-    {
+    /// A rig whose daemon has `flags` already fetched and served, and a client connected to it. `clientLifecycle`:
+    /// with `Lifecycle=client`, the client having brought the app to the foreground (the session that fetched).
+    static func start(
+        flags: [Flag] = [checkout, banner], extra: String = "", clientLifecycle: Bool = false
+    ) async throws -> (PushwooshRig, RawClient) {
         let rig = try PushwooshRig.start(
             daemon: { server in
                 try DaemonProcess(
@@ -26,6 +28,7 @@ import Testing
                         HWID=hwid-1
                         [FeatureFlags]
                         RefreshThrottle=1h
+                        \(clientLifecycle ? "Lifecycle=client" : "")
                         \(extra)
                         """
                 )
@@ -33,6 +36,9 @@ import Testing
             replies: { $0.setDefaultReply(.flags(flags), for: "getFeatureFlags") })
         do {
             let client = try RawClient(socketPath: rig.daemon.socketPath)
+            if clientLifecycle {
+                #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
+            }
             try await waitForFlag(flags.first?.key ?? "", client: client)
             return (rig, client)
         } catch {
@@ -52,6 +58,8 @@ import Testing
         let subscription = try #require(snapshot["result"]?["subscription"]?.stringValue)
         _ = try client.request(#"{"id":"u","method":"unlisten","params":{"subscription":"\#(subscription)"}}"#)
     }
+
+    static let foreground = #"{"id":1,"method":"setAppState","params":{"state":"foreground"}}"#
 
     static func logImpression(_ key: String, _ client: RawClient) throws -> JSONValue? {
         try client.request(#"{"id":1,"method":"logImpression","params":{"key":"\#(key)"}}"#)?["result"]
@@ -149,26 +157,9 @@ import Testing
 
     @Test("R18: with Lifecycle=client, a session that starts after SessionTimeout reports again")
     func clientSessionSendsAgain() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Self.checkout]), for: "getFeatureFlags")
-        let daemon = try DaemonProcess(
-            config: """
-                [Pushwoosh]
-                ApplicationCode=ABCDE-12345
-                ServerURL=\(server.baseURL)
-                [FeatureFlags]
-                Lifecycle=client
-                SessionTimeout=200ms
-                """
-        )
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
-        let client = try RawClient(socketPath: daemon.socketPath)
-        let foreground = #"{"id":1,"method":"setAppState","params":{"state":"foreground"}}"#
-        #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
-        try await Self.waitForFlag("new_checkout", client: client)
+        let (rig, client) = try await Self.start(extra: "SessionTimeout=200ms", clientLifecycle: true)
+        defer { rig.stop() }
+        let (server, foreground) = (rig.server, Self.foreground)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(try client.request(#"{"id":2,"method":"setAppState","params":{"state":"background"}}"#) != nil)
         #expect(try client.request(foreground)?["result"]?["sessionStarted"] == false)
@@ -179,6 +170,23 @@ import Testing
         #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(Self.postEvents(server).count == 2)
+    }
+
+    @Test("R8d, R18: with Lifecycle=client, a user change in the background reports the impression again")
+    func backgroundUserChangeSendsAgain() async throws {
+        let (rig, client) = try await Self.start(clientLifecycle: true)
+        defer { rig.stop() }
+        let server = rig.server
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
+        #expect(try client.request(#"{"id":2,"method":"setAppState","params":{"state":"background"}}"#) != nil)
+        // A user change in the background starts no session; the new user's impression is reported all the same.
+        let change = #"{"id":3,"method":"setUserId","params":{"userId":"alice"}}"#
+        #expect(try client.request(change)?["result"]?["userId"] == "alice")
+        try await Self.waitForFlag("new_checkout", client: client)
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "duplicate")
+        let users = Self.postEvents(server).map { $0.requestObject?["userId"] }
+        #expect(users == ["hwid-1", "alice"])
     }
 
     @Test("F3: an impression's 429 with Retry-After holds the next impression and the next flag request")

@@ -12,7 +12,7 @@ import Testing
 /// answer must be the block's rest, byte for byte. Only what changes at every start is masked, in both: the
 /// event stream's channel (random) and so the bulk answer's `ETag`. The Python example's shipped daemon
 /// configuration and flags are checked too, so that a newcomer who runs them gets the page's output.
-@Suite struct OpenFeatureDocTests {
+@Suite(.hangLimit) struct OpenFeatureDocTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

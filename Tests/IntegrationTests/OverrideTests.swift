@@ -11,7 +11,7 @@ import Testing
 
 /// Local overrides on the real daemon: set, clear and list over the socket, layered on the local file and on
 /// Pushwoosh, kept across restarts, reloads and user changes, heard by listeners, never reported as impressions.
-@Suite struct OverrideTests {
+@Suite(.hangLimit) struct OverrideTests {
     static let forceDark: JSONValue = ["key": "dark_mode", "enabled": true, "properties": ["theme": "dark"]]
 
     /// The flag object the daemon serves for `dark_mode` while `forceDark` is set over the local file.

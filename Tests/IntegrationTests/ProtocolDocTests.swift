@@ -6,7 +6,7 @@ import Testing
 /// flags -->` is sent line by line, on one connection, to a new daemon serving `config/demo-flags.json`, and each
 /// answer must be the `←` line that follows, byte for byte. Only what differs at every start or every second is
 /// masked, in both: the epoch, times and ages.
-@Suite struct ProtocolDocTests {
+@Suite(.hangLimit) struct ProtocolDocTests {
     static let marker = "<!-- replayed on the demo flags -->\n```\n"
 
     /// The marked blocks' lines, in order.

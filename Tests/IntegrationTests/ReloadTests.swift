@@ -10,7 +10,7 @@ import Testing
 
 /// Reloads are serialized and atomic: one at a time, a retired source stays silent, calls during a swap go to the
 /// new source, and the flags served afterwards are those a restart would serve.
-@Suite struct ReloadTests {
+@Suite(.hangLimit) struct ReloadTests {
     /// Two reloads requested at the same moment.
     enum ConcurrentReloads: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case signalAndCall

@@ -9,7 +9,7 @@ import Testing
 
 /// A state directory that cannot take the cache (full, read-only): flags are served from memory, and the log and
 /// `status.cacheError` say so until a write succeeds again.
-@Suite(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
+@Suite(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"), .hangLimit)
 struct StateDirectoryFaultTests {
     /// A flag whose JSON is about `bytes` long.
     static func big(bytes: Int) -> Flag {

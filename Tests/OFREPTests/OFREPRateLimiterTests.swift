@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import OFREP
 
 /// The rate rule: a burst of `perSecond`, then `perSecond` a second, each peer on its own.
-@Suite struct OFREPRateLimiterTests {
+@Suite(.hangLimit) struct OFREPRateLimiterTests {
     @Test func aBurstPassesThenTheNextWaitsAtLeastASecond() {
         var limiter = OFREPRateLimiter(perSecond: 2)
         #expect(limiter.admit("a", now: 10) == nil)

@@ -334,6 +334,9 @@ import Testing
         #expect(parse(text, file: "demo.conf").0.localFlagsFile == "demo-flags.json")
         let absolute = "[FeatureFlags]\nLocalFlagsFile=/srv/flags.json\n"
         #expect(parse(absolute, file: "config/demo.conf").0.localFlagsFile == "/srv/flags.json")
+        // The demo keeps its state in the checkout, beside its configuration, not in a /tmp anyone can plant.
+        let state = "[Daemon]\nStateDirectory=../.build/demo-state\n"
+        #expect(parse(state, file: "config/demo.conf").0.stateDirectory == "config/../.build/demo-state")
     }
 
     @Test func commandLineAssignmentsNameTheOption() {

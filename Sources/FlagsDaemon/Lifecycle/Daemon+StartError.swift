@@ -18,6 +18,8 @@ extension Daemon {
         case activatedSocketUnusable(cause: SystemError)
         /// The socket server could not be set up (its epoll set or wake-up descriptor).
         case serverUnavailable(cause: SystemError)
+        /// The state directory belongs to another user or others may write in it: what it holds could be planted.
+        case stateDirectoryUntrusted(reason: String)
 
         /// The kind of failure, for programs and tests to branch on; more may come.
         public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -31,6 +33,8 @@ extension Daemon {
             public static let socketUnavailable = Code(description: "socketUnavailable")
             /// The socket server could not be set up.
             public static let serverUnavailable = Code(description: "serverUnavailable")
+            /// The state directory could have been planted by another user.
+            public static let stateDirectoryUntrusted = Code(description: "stateDirectoryUntrusted")
         }
 
         public var code: Code {
@@ -39,6 +43,7 @@ extension Daemon {
             case .socketInUse, .notASocket: .socketTaken
             case .cannotListen, .activatedSocketUnusable: .socketUnavailable
             case .serverUnavailable: .serverUnavailable
+            case .stateDirectoryUntrusted: .stateDirectoryUntrusted
             }
         }
 
@@ -52,6 +57,9 @@ extension Daemon {
             case .cannotListen(let path, let cause): "cannot listen on \(path): \(cause.reason)"
             case .activatedSocketUnusable(let cause): "cannot use the socket systemd passed: \(cause)"
             case .serverUnavailable(let cause): "cannot start the socket server: \(cause)"
+            case .stateDirectoryUntrusted(let reason):
+                "refusing the state directory: \(reason); another user could have planted what it holds"
+                    + " (make it belong to root or the daemon's user, mode 0700, or choose another StateDirectory)"
             }
         }
 
@@ -61,7 +69,7 @@ extension Daemon {
             case .signalsUnavailable(let cause), .cannotListen(_, let cause), .activatedSocketUnusable(let cause),
                 .serverUnavailable(let cause):
                 cause
-            case .socketInUse, .notASocket: nil
+            case .socketInUse, .notASocket, .stateDirectoryUntrusted: nil
             }
         }
 

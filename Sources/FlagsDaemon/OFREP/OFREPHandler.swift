@@ -35,6 +35,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     var acceptedCount: UInt64 = 0
     var streams: OFREPEventStreams
     var streamCount = 0
+    /// Wrong tokens, answered at a bounded rate for all clients together.
+    var refusals = DelayedRefusals()
     /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
     var advertised: (source: EntityTag, channel: String, flags: OFREPFlags)?
 
@@ -80,6 +82,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     func tick() {
         let now = EngineClock.now()
         publishChanges(now: now)
+        releaseRefusals(now: now)
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {
                 beat(connection, now: now)

@@ -8,11 +8,14 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxSubscriptions: Int
     /// Listen keys per connection, in `ListenKeyCost` units.
     public var maxListenKeys: Int
+    /// Nanoseconds a connection with no subscription and nothing asked or owed may stay open.
+    public var idleTimeout: UInt64
 
     public init(
         maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304,
-        maxSubscriptions: Int = 64, maxListenKeys: Int = 1024
+        maxSubscriptions: Int = 64, maxListenKeys: Int = 1024, idleTimeout: Duration = .seconds(300)
     ) {
+        self.idleTimeout = EngineClock.nanoseconds(idleTimeout)
         self.maxConnections = maxConnections
         self.maxLineBytes = maxLineBytes
         self.maxPendingBytes = maxPendingBytes
@@ -26,7 +29,8 @@ public struct ServerLimits: Sendable, Equatable {
             maxLineBytes: configuration.maxLineBytes,
             maxPendingBytes: configuration.maxPendingBytes,
             maxSubscriptions: configuration.maxSubscriptions,
-            maxListenKeys: configuration.maxListenKeys
+            maxListenKeys: configuration.maxListenKeys,
+            idleTimeout: configuration.idleConnectionTimeout
         )
     }
 }

@@ -358,7 +358,7 @@ import Testing
                 "CAFile",
             ])
         #expect(ConfigurationSection.featureFlags.keys.count == 11)
-        #expect(ConfigurationSection.daemon.keys.count == 12)
+        #expect(ConfigurationSection.daemon.keys.count == 13)
     }
 }
 

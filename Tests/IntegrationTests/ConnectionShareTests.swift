@@ -28,7 +28,7 @@ import Testing
                 for (1..$count) {
                     my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $path) or next;
                     print $s $request; my $answer = <$s>;
-                    push @kept, $s if defined $answer && $answer =~ /\\S/;
+                    push @kept, $s if defined $answer && $answer =~ /"result"|^HTTP\\/1\\.1 [1-4]/;
                 }
                 print "kept ", scalar(@kept), "\\n";
                 my $wait = <STDIN>;

@@ -77,7 +77,7 @@ struct PlantedStateTests {
         let state = directory.file("state")
         try #require(mkdir(state, 0o700) == 0)
         // As if the planter had been able to leave a file there (an earlier, laxer directory): hers, mode 0644.
-        try directory.write("state/overrides.json", Self.planted)
+        try Self.planted.write(toFile: state + "/overrides.json", atomically: false, encoding: .utf8)
         #expect(
             try Command.run("/bin/chown", ["\(planter.name):\(planter.name)", state + "/overrides.json"]).status == 0)
         try directory.write(LocalFlags.fileName, LocalFlags.text(Fixtures.all))

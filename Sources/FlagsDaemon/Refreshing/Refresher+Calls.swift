@@ -28,6 +28,7 @@ extension Refresher {
         guard !isRetired else { return .success(userId) }
         let newUserId = requested.isEmpty ? defaultUserId : requested
         var afterRestart = newUserId
+        var notKept: String?
         do {
             if requested.isEmpty {
                 try stateDirectory.remove(Self.userIdFile)
@@ -46,9 +47,12 @@ extension Refresher {
             let reason =
                 "cannot keep the user id in the state directory (\(error)); a restart starts as \(afterRestart)"
             logger.warning(reason, ["PWFLAGS_EVENT": "user-id-not-kept"])
-            noteStateError(reason)
+            notKept = reason
         }
-        guard newUserId != userId else { return .success(userId) }
+        guard newUserId != userId else {
+            if let notKept { noteStateError(notKept) }
+            return .success(userId)
+        }
         userId = newUserId
         generation += 1
         if case .fetching(_, let task) = phase { task.cancel() }
@@ -56,6 +60,8 @@ extension Refresher {
         expired = false
         source.userChanged()
         removeCache()
+        // After the cache's removal, whose success would clear it: status says the user id was not kept.
+        if let notKept { cacheError = (notKept, clock.bootNow()) }
         policy.userChanged(now: clock.bootNow())
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])

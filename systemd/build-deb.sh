@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package pwflagsd_VERSION_ARCH.deb from the static release build.
+# Builds the Debian package pwflagsd_VERSION_ARCH.deb from the static release build, then the C library's
+# libpwflags0 and libpwflags-dev of the same version (systemd/build-deb-libpwflags.sh).
 #
 #   systemd/build-deb.sh [BINDIR [OUTDIR]]    (BINDIR defaults to .build/release, OUTDIR to .build/deb)
 #
@@ -8,7 +9,7 @@
 # VERSION is PWFlagsVersion.current (Sources/FlagsCore/Version.swift), which must be the newest entry of
 # systemd/debian/changelog, the package's changelog. PWFLAGSD_DEB_VERSION builds another version (the container
 # test builds a higher one to test upgrades): its changelog then starts with an entry saying so. The Maintainer is
-# the one in systemd/debian/control. Prints the package's path.
+# the one in systemd/debian/control. Prints the packages' paths, the daemon's first.
 # Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps, dpkg-parsechangelog), binutils (strip, readelf), gzip; runs as any
 # user (fakeroot-free: the archive's owners are set with dpkg-deb --root-owner-group).
 set -euo pipefail
@@ -123,3 +124,5 @@ mkdir -p "$OUTDIR"
 package="$OUTDIR/pwflagsd_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group -Zgzip --build "$ROOT" "$package" >/dev/null
 echo "$package"
+# The C client library's two packages, of the same version, on the lines after the daemon's.
+"$REPO/systemd/build-deb-libpwflags.sh" "$OUTDIR" "$VERSION"

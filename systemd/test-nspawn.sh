@@ -120,6 +120,8 @@ check "build pwflagsd_${VERSION}" "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDI
 check "build pwflagsd_${VERSION}+upgrade1" env PWFLAGSD_DEB_VERSION="$VERSION+upgrade1" \
     "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDIR"
 [[ -f $DEBDIR/pwflagsd_${VERSION}_$(dpkg --print-architecture).deb ]] || die "no package was built"
+# The C program the container compiles against the installed libpwflags-dev.
+cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
 
 echo "# the clean root: $ROOT"
 ROOT_START=$(date +%s)
@@ -263,6 +265,23 @@ check "the state directory is the service's (/var/lib/private/pwflagsd)" in_ct t
 check "the empty API token credential is there (SetCredential= fallback)" in_ct sh -c '
     [ "$(od -An -c /run/credentials/pwflagsd.service/pushwoosh-api-token | tr -d " ")" = "\\n" ]'
 check "--check-config as root reads the same configuration" in_ct pwflagsd --check-config
+
+echo "# the C library: libpwflags0 and libpwflags-dev, and a program compiled on the device"
+check "apt-get install libpwflags0 and libpwflags-dev ${VERSION}, with gcc and pkg-config from the mirror" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc libc6-dev pkg-config \
+        /mnt/pwflagsd-deb/libpwflags0_'"$VERSION"'_*.deb /mnt/pwflagsd-deb/libpwflags-dev_'"$VERSION"'_*.deb >/dev/null
+    [ -f /usr/share/man/man3/pwflags_client_new.3.gz ] && [ -e /usr/share/man/man3/pwflags_client_free.3.gz ]'
+check "cc app.c \$(pkg-config --cflags --libs pwflags) builds against the installed header and library" in_ct sh -ec '
+    cd /tmp && cp /mnt/pwflagsd-deb/app.c . && cc -Wall -Wextra -Werror app.c $(pkg-config --cflags --libs pwflags) -o app
+    ldd app | grep -q "libpwflags.so.0 => /usr/lib/"'
+check "the program reads dark_mode from the installed daemon as alice, and hears it change" in_ct sh -ec '
+    runuser -u alice -- /tmp/app dark_mode >/tmp/app.out 2>&1 & app=$!
+    for i in $(seq 1 100); do grep -q "^read dark_mode disabled$" /tmp/app.out && break; sleep 0.1; done
+    grep -q "^read dark_mode disabled$" /tmp/app.out
+    pwflags override set dark_mode --enabled true >/dev/null
+    wait $app
+    grep -q "^changed dark_mode enabled$" /tmp/app.out
+    pwflags override clear dark_mode >/dev/null'
 
 echo "# an outsider"
 output=$(in_ct runuser -u bob -- pwflags get new_checkout 2>&1) && status=0 || status=$?

@@ -72,6 +72,13 @@ do {
         await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
         TerminationSignals.exit(0)
     }
+    if arguments.contains("--c-library-only") {
+        // The C library's rows alone.
+        try CLibraryBenchmark.run(
+            bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
+        print(report.table())
+        TerminationSignals.exit(0)
+    }
     if arguments.contains("--footprint-only") {
         // Sizes, memory and start-up alone: what a change to the binary or its start moves.
         Footprint.run(
@@ -85,6 +92,8 @@ do {
     try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
     try bench.throughput(daemon: daemon, echo: echo, processEcho: processEcho)
     await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
+    try CLibraryBenchmark.run(
+        bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()

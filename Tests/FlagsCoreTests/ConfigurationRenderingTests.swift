@@ -46,6 +46,7 @@ import Testing
                 MaxPendingBytes=4194304
                 MaxSubscriptions=64
                 MaxListenKeys=1024
+                IdleConnectionTimeout=5min
                 LogLevel=info
                 #MetricsFile= (unset: no metrics file is written)
                 MetricsInterval=15s

@@ -69,7 +69,7 @@ import UnixIO
         let again = await refresher.refresh()
         #expect(throws: PushwooshError.self) { try again.get() }
         #expect(fetcher.fetches.withLock { $0 } == 1)
-        #expect(await refresher.setUserId("bob") == "hwid-1")
+        #expect((try? await refresher.setUserId("bob").get()) == "hwid-1")
         #expect(state.read(Refresher.userIdFile) == nil)
     }
 

@@ -19,6 +19,8 @@ extension Daemon {
         case activatedSocketUnusable(cause: SystemError)
         /// The socket server could not be set up (its epoll set or wake-up descriptor).
         case serverUnavailable(cause: SystemError)
+        /// The state directory belongs to another user or others may write in it: what it holds could be planted.
+        case stateDirectoryUntrusted(reason: String)
 
         /// The kind of failure, for programs and tests to branch on; more may come.
         typealias Code = ErrorCode<Daemon.StartError>
@@ -29,6 +31,7 @@ extension Daemon {
             case .socketInUse, .notASocket: .socketTaken
             case .cannotListen, .activatedSocketUnusable: .socketUnavailable
             case .serverUnavailable: .serverUnavailable
+            case .stateDirectoryUntrusted: .stateDirectoryUntrusted
             }
         }
 
@@ -42,6 +45,9 @@ extension Daemon {
             case .cannotListen(let path, let cause): "cannot listen on \(path): \(cause.reason)"
             case .activatedSocketUnusable(let cause): "cannot use the socket systemd passed: \(cause)"
             case .serverUnavailable(let cause): "cannot start the socket server: \(cause)"
+            case .stateDirectoryUntrusted(let reason):
+                "refusing the state directory: \(reason); another user could have planted what it holds"
+                    + " (make it belong to root or the daemon's user, mode 0700, or choose another StateDirectory)"
             }
         }
 
@@ -51,7 +57,7 @@ extension Daemon {
             case .signalsUnavailable(let cause), .cannotListen(_, let cause), .activatedSocketUnusable(let cause),
                 .serverUnavailable(let cause):
                 cause
-            case .socketInUse, .notASocket: nil
+            case .socketInUse, .notASocket, .stateDirectoryUntrusted: nil
             }
         }
 
@@ -68,4 +74,6 @@ extension ErrorCode where Domain == Daemon.StartError {
     static var socketUnavailable: Self { Self("socketUnavailable") }
     /// The socket server could not be set up.
     static var serverUnavailable: Self { Self("serverUnavailable") }
+    /// The state directory could have been planted by another user.
+    static var stateDirectoryUntrusted: Self { Self("stateDirectoryUntrusted") }
 }

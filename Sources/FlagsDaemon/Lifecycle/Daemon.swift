@@ -40,8 +40,12 @@ public final class Daemon: Sendable {
         }
 
         let stateDirectory = StateDirectory(path: configuration.resolvedStateDirectory(environment: environment))
-        if let problem = stateDirectory.prepare() {
+        switch stateDirectory.prepare() {
+        case nil: break
+        case .unusable(let problem):
             logger.warning("the state directory is unusable; nothing survives a restart: \(problem)")
+        case .untrusted(let problem):
+            throw StartError.stateDirectoryUntrusted(reason: problem)
         }
         let stale = stateDirectory.removeStaleTemporaries()
         if !stale.isEmpty {

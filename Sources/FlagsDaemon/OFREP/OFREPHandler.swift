@@ -37,6 +37,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     var acceptedCount: UInt64 = 0
     var streams: OFREPEventStreams
     var streamCount = 0
+    /// Wrong tokens, answered at a bounded rate for all clients together.
+    var refusals = DelayedRefusals()
     /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
     var advertised: (source: EntityTag, channel: String, flags: OFREPFlags)?
 
@@ -88,6 +90,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         let now = EngineClock.now()
         // The advertised channel's replacement changes the bulk answer too; flags' changes come through `woke`.
         if streamCount > 0, let rotation = streams.nextRotation, now >= rotation { _ = advertisedFlags(now: now) }
+        releaseRefusals(now: now)
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {
                 beat(connection, now: now)

@@ -33,6 +33,8 @@ struct OFREPListener: Sendable {
         case tokenUnreadable(path: String, cause: SystemError)
         /// `TokenFile` holds no token.
         case tokenEmpty(path: String)
+        /// `TokenFile` holds a token shorter than `minimumTokenBytes`: it could be guessed.
+        case tokenTooShort(path: String, bytes: Int)
 
         /// The kind of failure, for programs and tests to branch on; more may come.
         typealias Code = ErrorCode<OFREPListener.Failure>
@@ -41,7 +43,7 @@ struct OFREPListener: Sendable {
             switch self {
             case .activatedSocketUnusable, .cannotListen: .socketUnavailable
             case .socketInUse, .notASocket: .socketTaken
-            case .tokenUnreadable, .tokenEmpty: .tokenUnavailable
+            case .tokenUnreadable, .tokenEmpty, .tokenTooShort: .tokenUnavailable
             }
         }
 
@@ -54,6 +56,9 @@ struct OFREPListener: Sendable {
             case .notASocket(let path): "\(path) exists and is not a socket"
             case .tokenUnreadable(let path, let cause): "cannot read the OFREP TokenFile \(path): \(cause.reason)"
             case .tokenEmpty(let path): "the OFREP TokenFile \(path) is empty"
+            case .tokenTooShort(let path, let bytes):
+                "the OFREP TokenFile \(path) holds a token of \(bytes) bytes; at least \(OFREPListener.minimumTokenBytes)"
+                    + " are needed to resist guessing (for example: openssl rand -base64 32)"
             }
         }
 
@@ -62,7 +67,7 @@ struct OFREPListener: Sendable {
             switch self {
             case .activatedSocketUnusable(let cause), .cannotListen(_, let cause), .tokenUnreadable(_, let cause):
                 cause
-            case .socketInUse, .notASocket, .tokenEmpty: nil
+            case .socketInUse, .notASocket, .tokenEmpty, .tokenTooShort: nil
             }
         }
 
@@ -111,6 +116,10 @@ struct OFREPListener: Sendable {
         }
     }
 
+    /// The shortest token the listener takes: 16 bytes of base64 are 96 bits, past any guessing at the rate
+    /// wrong tokens are answered (`DelayedRefusals`).
+    public static let minimumTokenBytes = 16
+
     /// The token in `TokenFile`, without the line end an editor adds; nil when no file is set.
     static func token(_ configuration: Configuration) throws(Failure) -> [UInt8]? {
         guard let path = configuration.ofrepTokenFile else { return nil }
@@ -122,6 +131,7 @@ struct OFREPListener: Sendable {
         }
         while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
         guard !bytes.isEmpty else { throw .tokenEmpty(path: path) }
+        guard bytes.count >= minimumTokenBytes else { throw .tokenTooShort(path: path, bytes: bytes.count) }
         return bytes
     }
 }

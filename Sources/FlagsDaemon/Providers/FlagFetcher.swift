@@ -20,11 +20,14 @@ protocol FlagFetcher: Sendable {
     func update(configuration: Configuration)
     /// A reload replaced the source, or the daemon stops: nothing is sent from now on.
     func retire()
+    /// The sender's `Retry-After` hold, which every request and impression passes; nil when there is none.
+    var retryAfterHold: RetryAfterHold? { get }
 }
 
 extension FlagFetcher {
     func update(configuration: Configuration) {}
     func retire() {}
+    var retryAfterHold: RetryAfterHold? { nil }
 }
 
 /// Fetches from Pushwoosh, following its address moves (BaseAddress) when `ServerURL` is not set.
@@ -35,6 +38,7 @@ final class PushwooshFetcher: FlagFetcher {
     private let base: BaseAddress?
     private let retired = Locked(false)
     private let hold: RetryAfterHold
+    var retryAfterHold: RetryAfterHold? { hold }
 
     init(client: PushwooshClient, common: CommonFields, base: BaseAddress?, problem: String?, cacheMaxAge: Duration) {
         self.client = client

@@ -12,6 +12,8 @@ final class RetryAfterHold: Sendable {
     private struct State {
         var until: ContinuousClock.Instant?
         var cap: Duration
+        /// Told the seconds a new or longer hold lasts, whichever request's reply started it.
+        var observers: [@Sendable (Double) -> Void] = []
     }
 
     private let state: Locked<State>
@@ -31,10 +33,27 @@ final class RetryAfterHold: Sendable {
     func note(_ error: PushwooshError) {
         guard let seconds = error.retryAfterSeconds(now: wallNow()), seconds.isFinite, seconds > 0 else { return }
         let now = ContinuousClock.now
-        state.withLock { state in
+        let (longer, observers) = state.withLock { state in
             let until = now + min(.milliseconds(Int64((seconds * 1000).rounded(.up))), state.cap)
+            let longer = state.until.map { until > $0 } ?? true
             state.until = max(state.until ?? until, until)
+            return (longer, state.observers)
         }
+        guard longer, let remaining = remainingSeconds(now: now) else { return }
+        for observer in observers { observer(remaining) }
+    }
+
+    /// Calls `observer` with the seconds it lasts each time a hold starts or grows, so that the refresh policy,
+    /// `status`, `explain` and the metrics see one hold, whichever request's reply started it.
+    func observe(_ observer: @escaping @Sendable (Double) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    /// The seconds the hold still lasts, or nil when nothing is held.
+    func remainingSeconds(now: ContinuousClock.Instant = .now) -> Double? {
+        guard let until = state.withLock({ $0.until }), now < until else { return nil }
+        let remaining = (until - now).components
+        return Double(remaining.seconds) + Double(remaining.attoseconds) / 1e18
     }
 
     /// Why nothing may be sent now, or nil when it may.

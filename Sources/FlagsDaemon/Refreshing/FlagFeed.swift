@@ -116,10 +116,17 @@ struct FlagFeed {
     }
 
     /// The user id changed (R8d): flags fetched for the previous user are gone from memory and disk.
-    mutating func userChanged() {
+    mutating func userChanged(notKept: String? = nil) {
         expired = false
         serveNothing()
         removeCache()
+        // After the cache's removal, whose success would clear it: status says the user id was not kept.
+        if let notKept { cacheError = (notKept, clock.bootNow()) }
+    }
+
+    /// A state write that failed (the user id), in `status.cacheError` until a cache write or removal succeeds.
+    mutating func noteStateError(_ reason: String, at now: Double) {
+        cacheError = (reason, now)
     }
 
     /// Serves no flags, unless the source serves its own (the local file serves every user the same).

@@ -109,6 +109,10 @@ actor Refresher {
     /// Serves the disk cache when it is usable (R7), else nothing (but what a source that serves itself read),
     /// and starts the first session. Never waits for the network.
     func start() {
+        // One hold for every layer: an impression's Retry-After reaches the policy, status, explain and metrics.
+        source.impressionSink?.retryAfterHold?.observe { [weak self] seconds in
+            Task { await self?.senderHeld(seconds: seconds) }
+        }
         let now = clock.bootNow()
         var cachedAt: Double?
         if provider.problem == nil {
@@ -215,6 +219,12 @@ actor Refresher {
             if Task.isCancelled { return .failed(.notSent("the daemon is stopping")) }
         }
         guard !isRetired else { return .failed(Self.retiredError) }
+        // The sender's hold is read here too, not only when its observer's message arrives: a request it would
+        // refuse must not count as a failure that widens the backoff windows.
+        if let seconds = source.impressionSink?.retryAfterHold?.remainingSeconds() {
+            policy.holdRequests(until: clock.bootNow() + seconds, now: clock.bootNow())
+            publish()
+        }
         if let error = heldError() { return .failed(error) }
         policy.requestStarted(now: clock.bootNow())
         publish()
@@ -249,6 +259,16 @@ actor Refresher {
         }
     }
 
+    /// Pushwoosh's `Retry-After` started or grew a hold, on whichever request's reply: the policy holds every
+    /// trigger (without counting a failure), and status, explain and metrics show it.
+    func senderHeld(seconds: Double) {
+        guard !isRetired else { return }
+        let now = clock.bootNow()
+        policy.holdRequests(until: now + seconds, now: now)
+        publish()
+        wake()
+    }
+
     /// The error a request gets while Pushwoosh's `Retry-After` holds requests back (F3): it says until when.
     func heldError() -> PushwooshError? {
         guard let until = policy.hold(now: clock.bootNow()) else { return nil }
@@ -263,6 +283,12 @@ actor Refresher {
     var session: Int { policy.session }
 
     // MARK: Internals
+
+    /// A state write that failed, in `status.cacheError` until a cache write or removal succeeds.
+    func noteStateError(_ reason: String) {
+        feed.noteStateError(reason, at: clock.bootNow())
+        publish()
+    }
 
     /// Publishes the status as the policy stands now.
     func publish() {

@@ -34,6 +34,8 @@ struct FlagCache: Sendable {
     /// Why a cache file was not used.
     enum Rejection: Error, Equatable, CustomStringConvertible {
         case missing
+        /// Not a file the daemon reads: a FIFO, a device, a directory, too large, or one another user could plant.
+        case refused(String)
         case corrupt(String)
         case otherApplication
         case otherUser
@@ -42,6 +44,7 @@ struct FlagCache: Sendable {
         var description: String {
             switch self {
             case .missing: "no cache"
+            case .refused(let reason): "the cache file is refused (\(reason))"
             case .corrupt(let reason): "the cache file is corrupt (\(reason))"
             case .otherApplication: "the cache belongs to another application code"
             case .otherUser: "the cache belongs to another user"
@@ -52,7 +55,12 @@ struct FlagCache: Sendable {
 
     /// The cache, when it belongs to this application and user (R7); its age is judged by the caller (`CacheAge`).
     func load(applicationCode: String, userId: String) -> Result<Entry, Rejection> {
-        guard let bytes = directory.read(Self.file) else { return .failure(.missing) }
+        let bytes: [UInt8]
+        switch directory.reading(Self.file, limit: StateDirectory.maximumFileBytes) {
+        case .success(let read?): bytes = read
+        case .success(nil): return .failure(.missing)
+        case .failure(let error): return .failure(.refused(error.description))
+        }
         let entry: Entry
         switch Self.decode(bytes) {
         case .success(let decoded): entry = decoded

@@ -13,17 +13,30 @@ struct StateDirectory: Sendable {
         self.path = path
     }
 
+    /// Why the directory cannot be used.
+    enum Problem: Error, Equatable {
+        /// It cannot be made or opened: nothing survives a restart, but the daemon serves.
+        case unusable(String)
+        /// Another user could have made it or can write in it (`TrustedOwner`): nothing in it may be believed.
+        case untrusted(String)
+    }
+
     /// Creates the directory (mode 0700) when it is missing, and any missing parent (0755), never through a link
-    /// another user could have planted (`SafeDirectory`); returns why it cannot, if it cannot.
-    func prepare() -> String? {
+    /// another user could have planted (`SafeDirectory`); returns why it cannot, if it cannot, and refuses a
+    /// directory that neither root nor the daemon's user owns, or that its group or others may write.
+    func prepare() -> Problem? {
+        let fd: Int32
         do {
-            close(try SafeDirectory.open(path, creatingMode: 0o700))
-            return nil
+            fd = try SafeDirectory.open(path, creatingMode: 0o700)
         } catch  where error.errno == ENOTDIR {
-            return "\(path) exists and is not a directory"
+            return .unusable("\(path) exists and is not a directory")
         } catch {
-            return "cannot create \(path): \(error)"
+            return .unusable("cannot create \(path): \(error)")
         }
+        defer { close(fd) }
+        if let problem = TrustedOwner.problem(descriptor: fd) { return .untrusted("\(path) is \(problem)") }
+        if let problem = TrustedOwner.parentsProblem(of: path) { return .untrusted(problem) }
+        return nil
     }
 
     /// The full path of a file in the directory.
@@ -33,15 +46,17 @@ struct StateDirectory: Sendable {
     /// reply (8 MiB) in its envelope.
     static let maximumFileBytes = 16 << 20
 
-    /// Reads a whole file; nil when it is missing, unreadable, not a regular file or over `maximumFileBytes`.
+    /// Reads a whole file; nil when it is missing, unreadable, not a regular file, over `maximumFileBytes`, or
+    /// owned by another user or writable by others (`TrustedOwner`).
     func read(_ name: String) -> [UInt8]? {
         try? reading(name, limit: Self.maximumFileBytes).get()
     }
 
-    /// Reads a regular file of at most `limit` bytes; nil when it is missing, the reason when it is refused.
+    /// Reads a regular file of at most `limit` bytes; nil when it is missing, the reason when it is refused (not a
+    /// regular file, too large, or one another user could have planted or changed).
     func reading(_ name: String, limit: Int) -> Result<[UInt8]?, SystemError> {
         do {
-            return .success(try FileReading.regularFile(ofPath: file(name), limit: limit))
+            return .success(try FileReading.regularFile(ofPath: file(name), limit: limit, trustedOwner: true))
         } catch {
             return error.errno == ENOENT ? .success(nil) : .failure(error)
         }

@@ -78,13 +78,16 @@ final class DaemonController: Sendable {
     }
 
     func setUserId(_ requested: String) async -> Result<any CallResult, RPCError> {
-        let (userId, heldUntil) = await onActiveStack { stack in
-            let userId = await stack.refresher.setUserId(requested)
+        let (changed, heldUntil) = await onActiveStack { stack in
+            let changed = await stack.refresher.setUserId(requested)
             // F3: the new user's request waits for Pushwoosh's Retry-After; the reply says until when.
             let held = stack.refresher.status.withLock(\.heldUntil)
-            return (userId, held.map { RefresherStatus.wallText($0, clock: stack.refresher.clock) })
+            return (changed, held.map { RefresherStatus.wallText($0, clock: stack.refresher.clock) })
         }
-        return .success(SetUserIdResult(userId: userId, heldUntil: heldUntil))
+        switch changed {
+        case .success(let userId): return .success(SetUserIdResult(userId: userId, heldUntil: heldUntil))
+        case .failure(let refusal): return .failure(.notDurable(refusal.description))
+        }
     }
 
     func setAppState(_ appState: Call.AppState) async -> Result<any CallResult, RPCError> {

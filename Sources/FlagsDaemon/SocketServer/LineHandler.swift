@@ -38,6 +38,10 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     let logger: Logger
     var snapshot: FlagSnapshot
     var nextConnectionID: UInt64 = 1
+    /// When `sweepIdleIfDue` next closes the connections idle since the sweep before (monotonic nanoseconds).
+    var nextIdleSweep: UInt64
+    /// Hands memory back after large output drained or was dropped.
+    var memoryReturn = MemoryReturn()
 
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
@@ -53,6 +57,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     ) {
         self.doorbell = doorbell
         self.limits = limits
+        self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
@@ -115,15 +120,19 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func nextDeadline() -> UInt64? { nil }
+    func nextDeadline() -> UInt64? { min(nextIdleSweep, memoryReturn.deadline ?? .max) }
 
-    func tick() {}
+    func tick() {
+        sweepIdleIfDue()
+        if memoryReturn.deadline != nil { memoryReturn.trimIfDue(now: EngineClock.now()) }
+    }
 
     // MARK: Answers from the async side, changes of the flag set
 
     func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
         guard let connection = engine.connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
+        connection.activeSinceSweep = true
         if let requestID {
             switch result {
             case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output.bytes)

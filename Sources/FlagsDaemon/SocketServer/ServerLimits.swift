@@ -8,11 +8,14 @@ struct ServerLimits: Sendable, Equatable {
     var maxSubscriptions: Int
     /// Listen keys per connection, in `ListenKeyCost` units.
     var maxListenKeys: Int
+    /// Nanoseconds a connection with no subscription and nothing asked or owed may stay open.
+    var idleTimeout: UInt64
 
     init(
         maxConnections: Int = 256, maxLineBytes: Int = 65536, maxPendingBytes: Int = 4_194_304,
-        maxSubscriptions: Int = 64, maxListenKeys: Int = 1024
+        maxSubscriptions: Int = 64, maxListenKeys: Int = 1024, idleTimeout: Duration = .seconds(300)
     ) {
+        self.idleTimeout = EngineClock.nanoseconds(idleTimeout)
         self.maxConnections = maxConnections
         self.maxLineBytes = maxLineBytes
         self.maxPendingBytes = maxPendingBytes
@@ -26,7 +29,8 @@ struct ServerLimits: Sendable, Equatable {
             maxLineBytes: configuration.maxLineBytes,
             maxPendingBytes: configuration.maxPendingBytes,
             maxSubscriptions: configuration.maxSubscriptions,
-            maxListenKeys: configuration.maxListenKeys
+            maxListenKeys: configuration.maxListenKeys,
+            idleTimeout: configuration.idleConnectionTimeout
         )
     }
 }

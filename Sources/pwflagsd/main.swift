@@ -39,14 +39,6 @@ func main() async -> Int32 {
         return 1
     }
     if options.action == .checkConfig {
-        // A token too short to resist guessing turns OFREP off at start: say so now. (One this user cannot read
-        // is the start's to judge: the service may read it where a shell cannot.)
-        if case .failure(let failure) = Result(catching: { () throws(OFREPListener.Failure) in
-            try OFREPListener.token(configuration)
-        }), case .tokenTooShort = failure {
-            writeStandardError("pwflagsd: invalid configuration:\n\(failure.message)\n")
-            return 1
-        }
         // From a shell there is no $CREDENTIALS_DIRECTORY: the token is read where the service's unit loads it.
         let unitCredential = UnitCredentialLookup().credential(forConfigPath: options.configPath)
         print(

@@ -12,7 +12,7 @@ import Testing
 /// closed after `IdleConnectionTimeout`.
 ///
 /// The share tests create a user, so they run only as root (as CI does); the user is deleted afterwards.
-@Suite struct ConnectionShareTests {
+@Suite(.hangLimit) struct ConnectionShareTests {
     /// A process of `user` that opens `count` connections to `socketPath` and keeps them, idle. `request` is sent
     /// on each once to learn whether the daemon kept it (an answer) or closed it at once (end of stream); the
     /// process prints `kept N` and holds what it kept until its standard input closes.

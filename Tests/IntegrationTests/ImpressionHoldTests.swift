@@ -5,7 +5,7 @@ import Testing
 
 /// F3 when an impression's reply asks to wait: one hold, seen the same way by `status`, `explain`, the metrics
 /// and the refresh policy, as when a flag reply asks it.
-@Suite struct ImpressionHoldTests {
+@Suite(.hangLimit) struct ImpressionHoldTests {
     @Test func anImpressionsRetryAfterIsOneHoldForEveryLayerAndWidensNoBackoff() async throws {
         let server = try FakePushwooshServer.start()
         server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Memory that subscribers who never read made the daemon queue goes back to the system once they are gone.
-@Suite struct MemoryReturnTests {
+@Suite(.hangLimit) struct MemoryReturnTests {
     @Test func memoryQueuedForSubscribersWhoNeverReadIsGivenBackOnceTheyAreCut() async throws {
         let daemon = try DaemonProcess.serving(SlowSubscriberTests.flags(round: 0))
         defer { daemon.cleanUp() }

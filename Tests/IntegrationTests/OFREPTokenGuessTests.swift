@@ -5,7 +5,7 @@ import Testing
 
 /// Guessing the OFREP token: wrong tokens are answered at a bounded rate for all clients together, a client with
 /// the token is never slowed by guessers, and a token too short to resist guessing is refused.
-@Suite struct OFREPTokenGuessTests {
+@Suite(.hangLimit) struct OFREPTokenGuessTests {
     @Test func wrongTokensAreAnsweredAtMostTenASecondAndAClientWithTheTokenIsNotSlowed() throws {
         let rig = try OFREPRig(tcp: true, extra: "ConnectionLimit=64\n")
         defer { rig.cleanUp() }

@@ -12,7 +12,7 @@ import Testing
 /// `/tmp` is.
 ///
 /// The test creates users, so it runs only as root (as CI does); they are deleted afterwards.
-@Suite(.enabled(if: getuid() == 0, "creates users: needs root"))
+@Suite(.hangLimit, .enabled(if: getuid() == 0, "creates users: needs root"))
 struct PlantedStateTests {
     /// The overrides a planter would like every client to be served.
     static let planted = #"{"overrides":[{"key":"dark_mode","enabled":true,"properties":{"theme":"pwned"}}]}"#

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// A disk cache file refused for its shape is logged at notice with why, as a refused overrides file is.
-@Suite struct RefusedCacheFileTests {
+@Suite(.hangLimit) struct RefusedCacheFileTests {
     @Test(
         "A FIFO, a link to /dev/zero, a directory or a file over 16 MiB as the cache: notice, with why",
         arguments: ["fifo", "zero", "directory", "large"])

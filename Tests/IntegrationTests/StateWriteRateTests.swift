@@ -9,7 +9,7 @@ import Testing
 
 /// Control calls that write the state directory and the log, from a peer user other than root and the daemon's,
 /// are bounded: a burst of 20, then 5 a second; past it -32004 and nothing changes.
-@Suite(.enabled(if: getuid() == 0, "creates a user: needs root"))
+@Suite(.hangLimit, .enabled(if: getuid() == 0, "creates a user: needs root"))
 struct StateWriteRateTests {
     @Test func aUserLoopingOnSetUserIdIsRefusedPastTheBurstAndTheLastAnsweredUserIsKept() throws {
         let member = try SystemUser(prefix: "pwfw")

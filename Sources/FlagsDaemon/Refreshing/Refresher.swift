@@ -110,7 +110,7 @@ actor Refresher {
     /// and starts the first session. Never waits for the network.
     func start() {
         // One hold for every layer: an impression's Retry-After reaches the policy, status, explain and metrics.
-        source.impressionSink?.retryAfterHold?.observe { [weak self] seconds in
+        provider.impressionSink?.retryAfterHold?.observe { [weak self] seconds in
             Task { await self?.senderHeld(seconds: seconds) }
         }
         let now = clock.bootNow()
@@ -221,7 +221,7 @@ actor Refresher {
         guard !isRetired else { return .failed(Self.retiredError) }
         // The sender's hold is read here too, not only when its observer's message arrives: a request it would
         // refuse must not count as a failure that widens the backoff windows.
-        if let seconds = source.impressionSink?.retryAfterHold?.remainingSeconds() {
+        if let seconds = provider.impressionSink?.retryAfterHold?.remainingSeconds() {
             policy.holdRequests(until: clock.bootNow() + seconds, now: clock.bootNow())
             publish()
         }

@@ -61,7 +61,7 @@ let package = Package(
             swiftSettings: strict),
         // One binary for the device: pwflagsd, and the CLI when started under the name `pwflags`.
         .executableTarget(
-            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI"], swiftSettings: strict),
+            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI", "UnixIO"], swiftSettings: strict),
         .executableTarget(name: "pwflags", dependencies: ["PWFlagsCLI"], swiftSettings: strict),
         // The benchmark (docs/performance.md): pwflagsd against the machine's floor, in one run.
         .executableTarget(
@@ -104,7 +104,7 @@ let package = Package(
             // symbol table of the test executable.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=pwflags_test_kit_record_issue"])]
         ),
-        .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore"], swiftSettings: strict),
+        .testTarget(name: "FlagsCoreTests", dependencies: ["FlagsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FlagsProtocolTests", dependencies: ["FlagsProtocol", "FlagsCore", "TestSupport"],
             swiftSettings: strict),
@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(
             name: "OFREPTests", dependencies: ["OFREP", "FlagsCore", "UnixIO", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore"], swiftSettings: strict),
+            name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

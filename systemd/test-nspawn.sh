@@ -4,16 +4,19 @@
 # systemd-nspawn, on a clean Debian root.
 #
 #   systemd/test-nspawn.sh [BINDIR]     (as root; BINDIR defaults to .build/release)
+#   PWFLAGSD_NSPAWN_SUITE=trixie systemd/test-nspawn.sh [BINDIR]
 #
+# PWFLAGSD_NSPAWN_SUITE names the Debian release the clean root is made of: bookworm (Debian 12, the default) or
+# trixie (Debian 13); CI runs the script once for each.
 # BINDIR must hold pwflagsd and pwflags built with systemd/build-release.sh.
 # Needs: systemd-nspawn (Debian systemd-container), debootstrap, systemd-analyze, nsenter and unshare
 # (util-linux), dpkg-dev (systemd/build-deb.sh builds the package from BINDIR twice: its own version and a higher
 # one), and Debian's mirror (debootstrap, and apt inside the container resolving the package's Depends).
 #
-# The root: `debootstrap --variant=minbase bookworm` plus systemd and dbus (to boot it and drive it, as apt would
+# The root: `debootstrap --variant=minbase SUITE` plus systemd and dbus (to boot it and drive it, as apt would
 # install systemd with its Recommends), procps (ps, pgrep) and python3 (the fake Pushwoosh and the OFREP client of
 # the checks), nothing the package depends on besides systemd. It is
-# made once and kept in $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/bookworm-minbase; delete it to
+# made once and kept in $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase; delete it to
 # make it again); its package lists are refreshed when older than a day. The container boots it read-only under
 # a throw-away tmpfs overlay (--volatile=overlay), so every run starts from the same clean machine. It shares
 # the host's network, for apt.
@@ -40,7 +43,12 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 BINDIR=$(cd "${1:-$REPO/.build/release}" && pwd)
 MACHINE="pwflagsd-test-$$"
 BOOT_TIMEOUT=90
-ROOT=${PWFLAGSD_NSPAWN_ROOT:-/var/cache/pwflagsd-test/bookworm-minbase}
+SUITE=${PWFLAGSD_NSPAWN_SUITE:-bookworm}
+# libcurl's package: Debian 13 renamed it for the 64-bit time_t transition; it provides libcurl4, which the
+# package built on Debian 12 depends on.
+LIBCURL=libcurl4
+[[ $SUITE == trixie ]] && LIBCURL=libcurl4t64
+ROOT=${PWFLAGSD_NSPAWN_ROOT:-/var/cache/pwflagsd-test/$SUITE-minbase}
 MIRROR=${PWFLAGSD_NSPAWN_MIRROR:-http://deb.debian.org/debian}
 START=$(date +%s)
 
@@ -57,6 +65,7 @@ check() {
 die() { echo "test-nspawn: $*" >&2; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "must run as root"
+[[ $SUITE == bookworm || $SUITE == trixie ]] || die "PWFLAGSD_NSPAWN_SUITE is bookworm or trixie, not '$SUITE'"
 for tool in systemd-nspawn debootstrap systemd-analyze nsenter unshare ldd; do
     command -v "$tool" >/dev/null || die "$tool is missing (apt-get install systemd-container debootstrap util-linux)"
 done
@@ -123,19 +132,19 @@ check "build pwflagsd_${VERSION}+upgrade1" env PWFLAGSD_DEB_VERSION="$VERSION+up
 # The C program the container compiles against the installed libpwflags-dev.
 cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
 
-echo "# the clean root: $ROOT"
+echo "# the clean root: $ROOT (Debian $SUITE)"
 ROOT_START=$(date +%s)
 # What the root is made of; a root made otherwise (an older version of this script) is made again.
 PACKAGES=systemd,systemd-sysv,dbus,procps,python3
-RECIPE="debootstrap --variant=minbase --include=$PACKAGES bookworm $MIRROR"
+RECIPE="debootstrap --variant=minbase --include=$PACKAGES $SUITE $MIRROR"
 if [[ $(cat "$ROOT/.pwflagsd-test-root" 2>/dev/null) != "$RECIPE" ]]; then
     # Made beside its final place and renamed when complete, so a failed debootstrap leaves no root behind.
     rm -rf --one-file-system "$ROOT" "$ROOT.new"
     mkdir -p "$(dirname "$ROOT")"
-    debootstrap --variant=minbase --include="$PACKAGES" bookworm "$ROOT.new" "$MIRROR" \
+    debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.new" "$MIRROR" \
         >"$WORK/debootstrap.log" 2>&1 || { tail -30 "$WORK/debootstrap.log"; die "debootstrap failed"; }
-    printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
-        "$MIRROR" "$MIRROR" "${MIRROR%/debian}/debian" >"$ROOT.new/etc/apt/sources.list"
+    printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s-security %s-security main\n' \
+        "$MIRROR" "$SUITE" "$MIRROR" "$SUITE" "${MIRROR%/debian}/debian" "$SUITE" >"$ROOT.new/etc/apt/sources.list"
     echo "$RECIPE" >"$ROOT.new/.pwflagsd-test-root"
     mv "$ROOT.new" "$ROOT"
     echo "# made the root in $(($(date +%s) - ROOT_START)) s"
@@ -146,9 +155,9 @@ if [[ -z $(find "$ROOT/var/lib/apt/lists" -maxdepth 1 -name '*_Packages*' -mmin 
     chroot "$ROOT" apt-get update -q >"$WORK/apt-update.log" 2>&1 || { cat "$WORK/apt-update.log"; die "apt-get update in the root failed"; }
     echo "# refreshed the root's package lists"
 fi
-check "the root is clean: no pwflagsd, no libcurl4, no /opt/swift" sh -c '
-    ! chroot "$1" dpkg -s pwflagsd >/dev/null 2>&1 && ! chroot "$1" dpkg -s libcurl4 >/dev/null 2>&1 &&
-    [ ! -e "$1/opt/swift" ]' sh "$ROOT"
+check "the root is clean: no pwflagsd, no $LIBCURL, no /opt/swift" sh -c '
+    ! chroot "$1" dpkg -s pwflagsd >/dev/null 2>&1 && ! chroot "$1" dpkg -s "$2" >/dev/null 2>&1 &&
+    [ ! -e "$1/opt/swift" ]' sh "$ROOT" "$LIBCURL"
 
 echo "# booting systemd in systemd-nspawn (machine $MACHINE)"
 BOOT_START=$(date +%s)
@@ -199,9 +208,9 @@ echo "# install the package as docs/operations.md says: apt install ./pwflagsd_V
 check "pwflagsd is not installed yet, nothing at /usr/bin/pwflagsd" in_ct sh -c '
     ! dpkg -s pwflagsd >/dev/null 2>&1 && [ ! -e /usr/bin/pwflagsd ] && ! getent group pwflags'
 check "no policy-rc.d on the clean root (the reinstall below puts one there)" in_ct test ! -e /usr/sbin/policy-rc.d
-check "apt-get install pwflagsd_${VERSION}_*.deb fetches the Depends from the mirror (libcurl4 among them)" in_ct sh -ec '
+check "apt-get install pwflagsd_${VERSION}_*.deb fetches the Depends from the mirror ($LIBCURL among them)" in_ct sh -ec '
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
-    dpkg -s libcurl4 | grep -qx "Status: install ok installed"'
+    dpkg -s '"$LIBCURL"' | grep -qx "Status: install ok installed"'
 check "every library the binaries load is installed (ldd finds them all)" in_ct sh -c '
     for binary in /usr/bin/pwflagsd /usr/bin/pwflags; do
         out=$(ldd "$binary") || exit 1
@@ -307,7 +316,8 @@ check "apt-get install libpwflags0 and libpwflags-dev ${VERSION}, with gcc and p
     [ -f /usr/share/man/man3/pwflags_client_new.3.gz ] && [ -e /usr/share/man/man3/pwflags_client_free.3.gz ]'
 check "cc app.c \$(pkg-config --cflags --libs pwflags) builds against the installed header and library" in_ct sh -ec '
     cd /tmp && cp /mnt/pwflagsd-deb/app.c . && cc -Wall -Wextra -Werror app.c $(pkg-config --cflags --libs pwflags) -o app
-    ldd app | grep -q "libpwflags.so.0 => /usr/lib/"'
+    # Debian 13 lists the merged /lib before /usr/lib in the loader cache: either is the installed library.
+    ldd app | grep -qE "libpwflags.so.0 => (/usr)?/lib/"'
 check "the program reads dark_mode from the installed daemon as alice, and hears it change" in_ct sh -ec '
     runuser -u alice -- /tmp/app dark_mode >/tmp/app.out 2>&1 & app=$!
     for i in $(seq 1 100); do grep -q "^read dark_mode disabled$" /tmp/app.out && break; sleep 0.1; done
@@ -361,6 +371,9 @@ check "WatchdogSec=2s: pings arrive and the daemon outlives 3 intervals" in_ct s
 echo "# the API token file and the state directory"
 check "with /etc/pwflagsd/api-token the credential is the file (LoadCredential= wins over SetCredential=)" \
     in_ct sh -ec '
+    # The checks above started the service several times within seconds; a fast machine would reach systemd'"'"'s
+    # start limit (5 in 10 s) with the two restarts here: its counter is reset first.
+    systemctl reset-failed pwflagsd.service
     printf "test-token\n" >/etc/pwflagsd/api-token && chmod 0600 /etc/pwflagsd/api-token
     systemctl restart pwflagsd.service
     [ "$(cat /run/credentials/pwflagsd.service/pushwoosh-api-token)" = test-token ]
@@ -499,6 +512,31 @@ check "a restart of pwflagsd@gate with the flag unchanged restarts nothing; a ch
     journalctl --no-pager -o cat -u beta-follow.service | grep -q "waiting for pwflagsd to come back"'
 check "stop the gate units" in_ct systemctl stop beta-follow.service beta-worker.service gate-on.service \
     pwflagsd@gate.socket pwflagsd@gate.service
+# The example units as shipped (their program replaced by a drop-in): the gate runs as a user of its own in
+# its sandbox, and the follower, sandboxed with CAP_SYS_ADMIN alone, may still restart the worker.
+check "the shipped examples, hardened: checkout-worker runs as its own user while new_checkout is on, and follows it" in_ct sh -ec '
+    . /root/gate-flags.sh
+    # Stopped and the flag put back on failure too, so that no subscriber is left for the checks after this one.
+    trap "systemctl stop checkout-worker-follow.service checkout-worker.service; pwflags override clear new_checkout >/dev/null 2>&1" EXIT
+    cp /usr/share/doc/pwflagsd/examples/checkout-worker.service /usr/share/doc/pwflagsd/examples/checkout-worker-follow.service \
+        /etc/systemd/system/
+    mkdir -p /etc/systemd/system/checkout-worker.service.d
+    printf "[Service]\nExecStart=\nExecStart=/bin/sleep infinity\n" >/etc/systemd/system/checkout-worker.service.d/program.conf
+    systemctl daemon-reload
+    systemctl start checkout-worker.service checkout-worker-follow.service
+    systemctl is-active -q checkout-worker.service
+    # A dynamic user: a uid systemd picks from 61184-65519 (minbase has no nss-systemd to name it). The start
+    # job of a simple service ends at the fork, before the child drops root and builds its sandbox: waited for.
+    worker_uid() { ps -o uid= -p "$(systemctl show -P MainPID checkout-worker.service)" | tr -d " "; }
+    dynamic() { uid=$(worker_uid); [ -n "$uid" ] && [ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ]; }
+    until_ok 10 dynamic || { echo "checkout-worker runs as uid $(worker_uid)"; exit 1; }
+    worker_off() { [ "$(systemctl is-active checkout-worker.service)" = inactive ]; }
+    followed() { pwflags --json status | grep -q "\"subscriptions\":1"; }
+    until_ok 10 followed
+    pwflags override set new_checkout --enabled false >/dev/null
+    until_ok 10 worker_off
+    pwflags override clear new_checkout >/dev/null
+    until_ok 10 systemctl is-active -q checkout-worker.service'
 echo "# OpenFeature: pwflagsd-ofrep.socket"
 check "the package does not enable pwflagsd-ofrep.socket" in_ct sh -c '! systemctl is-enabled -q pwflagsd-ofrep.socket'
 # systemd refuses to start a socket whose service already runs: the service stops first, and the next

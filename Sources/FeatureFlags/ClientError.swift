@@ -1,3 +1,4 @@
+public import FlagsCore
 public import FlagsProtocol
 
 /// Why a call to the daemon failed: the one error of the client boundary, which the CLI prints as it is.
@@ -15,19 +16,7 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
     case protocolViolation(String)
 
     /// The kind of failure, for programs to branch on; more may come.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The code's name, as `pwflags` prints it.
-        public let description: String
-
-        /// The daemon could not be reached; nothing was sent.
-        public static let unreachable = Code(description: "unreachable")
-        /// The connection closed before the answer came.
-        public static let disconnected = Code(description: "disconnected")
-        /// The daemon refused or failed the call; `cause` is its error.
-        public static let rejected = Code(description: "rejected")
-        /// The daemon's answer could not be read.
-        public static let protocolViolation = Code(description: "protocolViolation")
-    }
+    public typealias Code = ErrorCode<ClientError>
 
     /// The kind of this failure: `rpc` is `rejected`, each other case its own code.
     public var code: Code {
@@ -67,4 +56,15 @@ public enum ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         }
         return message
     }
+}
+
+extension ErrorCode where Domain == ClientError {
+    /// The daemon could not be reached; nothing was sent.
+    public static var unreachable: Self { Self("unreachable") }
+    /// The connection closed before the answer came.
+    public static var disconnected: Self { Self("disconnected") }
+    /// The daemon refused or failed the call; `cause` is its error.
+    public static var rejected: Self { Self("rejected") }
+    /// The daemon's answer could not be read.
+    public static var protocolViolation: Self { Self("protocolViolation") }
 }

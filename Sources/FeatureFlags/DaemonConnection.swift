@@ -24,8 +24,19 @@ public final class DaemonConnection {
         do {
             self.fd = try UnixSocket.connect(to: socketPath)
         } catch {
-            throw .unreachable(socketPath: socketPath, reason: error.reason)
+            throw .unreachable(socketPath: socketPath, reason: Self.reason(for: error, at: socketPath))
         }
+    }
+
+    /// Why a connect failed. The kernel refuses a path that is no socket at all (a directory, a regular file)
+    /// with ECONNREFUSED, as it does a socket nobody listens on: say which, so that a wrong `--socket` is not
+    /// taken for a daemon that is down.
+    private static func reason(for error: SystemError, at path: String) -> String {
+        var info = stat()
+        guard error.errno == ECONNREFUSED, stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK else {
+            return error.reason
+        }
+        return info.st_mode & S_IFMT == S_IFDIR ? "not a socket but a directory" : "not a socket"
     }
 
     deinit {

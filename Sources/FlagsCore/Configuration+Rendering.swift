@@ -69,6 +69,7 @@ extension Configuration {
         case .maxPendingBytes: String(maxPendingBytes)
         case .maxSubscriptions: String(maxSubscriptions)
         case .maxListenKeys: String(maxListenKeys)
+        case .idleConnectionTimeout: idleConnectionTimeout.systemdTimeSpan
         case .logLevel: logLevel.rawValue
         case .metricsFile: metricsFile
         case .metricsInterval: metricsInterval.systemdTimeSpan

@@ -56,6 +56,8 @@ public struct Configuration: Sendable, Equatable {
     /// The keys one connection may listen to, over all its subscriptions; a key counts once per 64 bytes it
     /// starts, and a subscription to every key counts nothing.
     public var maxListenKeys: Int = 1024
+    /// How long a connection with no subscription and nothing asked or owed may stay open.
+    public var idleConnectionTimeout: Duration = .seconds(300)
     public var logLevel: LogLevel = .info
     /// Where the daemon writes its metrics in the Prometheus text format for node_exporter's textfile
     /// collector, replacing the file atomically every `metricsInterval`; nil: no file.

@@ -36,6 +36,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case maxPendingBytes = "MaxPendingBytes"
     case maxSubscriptions = "MaxSubscriptions"
     case maxListenKeys = "MaxListenKeys"
+    case idleConnectionTimeout = "IdleConnectionTimeout"
     case logLevel = "LogLevel"
     case metricsFile = "MetricsFile"
     case metricsInterval = "MetricsInterval"
@@ -61,7 +62,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .lifecycle, .localFlagsFile, .retryBackoff, .refreshSpread, .sessionStartDelay:
             .featureFlags
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
-            .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .logLevel, .metricsFile, .metricsInterval:
+            .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .idleConnectionTimeout, .logLevel, .metricsFile,
+            .metricsInterval:
             .daemon
         case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate, .allowedOrigins:
             .ofrep

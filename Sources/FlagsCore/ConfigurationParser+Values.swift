@@ -87,7 +87,7 @@ extension ConfigurationParser {
             configuration.socketMode = mode
         case .stateDirectory:
             if let message = pathProblem(value, name: name) { return message }
-            configuration.stateDirectory = value
+            configuration.stateDirectory = resolved(value, relativeTo: origin)
         case .controlGroups:
             let (groups, refused) = words(value, valid: isGroupName)
             if let refused { return "invalid group name\(refused.plural) \(refused.list) for \(name)" }
@@ -110,6 +110,9 @@ extension ConfigurationParser {
         case .maxListenKeys:
             guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
             configuration.maxListenKeys = number
+        case .idleConnectionTimeout:
+            return setDuration(
+                value, name: name, allowingZero: false, at: \.idleConnectionTimeout, in: &configuration)
         case .logLevel:
             guard let level = LogLevel(rawValue: value) else {
                 return "invalid log level '\(shown)' for \(name) (expected debug, info, notice, warning or err)"

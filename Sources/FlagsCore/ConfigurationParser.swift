@@ -254,6 +254,7 @@ public struct ConfigurationParser: Sendable {
         case .maxPendingBytes: configuration.maxPendingBytes = defaults.maxPendingBytes
         case .maxSubscriptions: configuration.maxSubscriptions = defaults.maxSubscriptions
         case .maxListenKeys: configuration.maxListenKeys = defaults.maxListenKeys
+        case .idleConnectionTimeout: configuration.idleConnectionTimeout = defaults.idleConnectionTimeout
         case .logLevel: configuration.logLevel = defaults.logLevel
         case .metricsFile: configuration.metricsFile = defaults.metricsFile
         case .metricsInterval: configuration.metricsInterval = defaults.metricsInterval

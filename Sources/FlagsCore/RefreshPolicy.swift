@@ -237,6 +237,15 @@ public struct RefreshPolicy: Sendable, Equatable {
         }
     }
 
+    /// Pushwoosh's `Retry-After` came on another request (an impression's reply) or held a request back before it
+    /// was sent: no request of any trigger goes before `until`, capped at `CacheMaxAge` from now (F3). No flag
+    /// request failed, so no retry is counted and no backoff window widens; what was due goes when the hold ends.
+    public mutating func holdRequests(until: Double, now: Double) {
+        guard until.isFinite, until > now else { return }
+        let capped = min(until, now + settings.cacheMaxAge)
+        heldUntil = max(hold(now: now) ?? capped, capped)
+    }
+
     /// Applies everything due at `now`: session expiry, cache expiry. Returns what the daemon must do.
     public mutating func due(now: Double) -> Due {
         var result = Due()

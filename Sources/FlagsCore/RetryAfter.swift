@@ -20,21 +20,35 @@ public enum RetryAfter {
     public static func imfFixdate(_ text: String) -> Double? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 6, parts[0].count == 4, parts[0].last == ",", parts[5] == "GMT" else { return nil }
-        guard weekdays.contains(String(parts[0].dropLast())) else { return nil }
-        guard parts[1].count == 2, let day = number(parts[1]), (1...31).contains(day) else { return nil }
+        guard let weekday = weekdays.firstIndex(of: String(parts[0].dropLast())) else { return nil }
         guard let monthIndex = months.firstIndex(of: String(parts[2])) else { return nil }
         guard parts[3].count == 4, let year = number(parts[3]) else { return nil }
+        // 31 Feb is no date, and a weekday that is not the date's says the header is not a time either.
+        guard parts[1].count == 2, let day = number(parts[1]),
+            (1...daysIn(month: monthIndex + 1, year: year)).contains(day)
+        else { return nil }
         let clock = parts[4].split(separator: ":", omittingEmptySubsequences: false)
         guard clock.count == 3, clock.allSatisfy({ $0.count == 2 }) else { return nil }
         guard let hour = number(clock[0]), let minute = number(clock[1]), let second = number(clock[2]),
             hour < 24, minute < 60, second < 61
         else { return nil }
         let days = daysSinceEpoch(year: year, month: monthIndex + 1, day: day)
+        // 1970-01-01 was a Thursday; `weekdays` starts on Sunday.
+        guard ((days % 7 + 7 + 4) % 7) == weekday else { return nil }
         return Double(days * 86400 + hour * 3600 + minute * 60 + second)
     }
 
-    private static let weekdays: Set<String> = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The days of a month in the Gregorian calendar.
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
 
     private static func number(_ text: Substring) -> Int? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {

@@ -24,6 +24,8 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let notPermittedCode = -32001
     public static let tooManySubscriptionsCode = -32002
     public static let tooManyListenKeysCode = -32003
+    public static let tooManyStateChangesCode = -32004
+    public static let notDurableCode = -32005
 
     /// The line is not JSON.
     public static func parseError(_ detail: String) -> RPCError {
@@ -90,6 +92,20 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
                 "requested": .number(Double(requested)),
             ]
         )
+    }
+
+    /// A call that writes the state directory (`setUserId`, `setOverride`, `clearOverride`) past the rate a peer
+    /// user may make them at; nothing changed. `data.retryAfter`: whole seconds until one is taken again.
+    public static func tooManyStateChanges(retryAfter: Int) -> RPCError {
+        RPCError(
+            code: tooManyStateChangesCode,
+            message: "too many state changes: try again in \(retryAfter) s",
+            data: ["retryAfter": .number(Double(retryAfter))])
+    }
+
+    /// A change the state directory cannot keep, where a restart would undo it; nothing changed.
+    public static func notDurable(_ detail: String) -> RPCError {
+        RPCError(code: notDurableCode, message: detail)
     }
 
     /// An `unlisten` of a subscription this connection does not hold.

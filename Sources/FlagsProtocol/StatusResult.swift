@@ -87,11 +87,14 @@ public struct StatusResult: CallResult, Equatable {
         public var sent = 0
         public var duplicate = 0
         public var failed = 0
+        /// Written to the daemon's log by the local source instead of being sent.
+        public var logged = 0
 
-        public init(sent: Int = 0, duplicate: Int = 0, failed: Int = 0) {
+        public init(sent: Int = 0, duplicate: Int = 0, failed: Int = 0, logged: Int = 0) {
             self.sent = sent
             self.duplicate = duplicate
             self.failed = failed
+            self.logged = logged
         }
     }
 
@@ -158,7 +161,7 @@ public struct StatusResult: CallResult, Equatable {
         if let counts = result["impressions"] {
             impressions = Impressions(
                 sent: counts["sent"]?.integerValue ?? 0, duplicate: counts["duplicate"]?.integerValue ?? 0,
-                failed: counts["failed"]?.integerValue ?? 0)
+                failed: counts["failed"]?.integerValue ?? 0, logged: counts["logged"]?.integerValue ?? 0)
         }
         expiresAt = result["expiresAt"]?.stringValue
         if let error = result["cacheError"], let reason = error["reason"]?.stringValue,
@@ -199,7 +202,7 @@ public struct StatusResult: CallResult, Equatable {
             "subscriptions": number(subscriptions),
             "impressions": [
                 "sent": number(impressions.sent), "duplicate": number(impressions.duplicate),
-                "failed": number(impressions.failed),
+                "failed": number(impressions.failed), "logged": number(impressions.logged),
             ],
             "expiresAt": text(expiresAt),
             "cacheError": cacheError.map { ["reason": .string($0.reason), "at": .string($0.at)] } ?? .null,

@@ -37,9 +37,10 @@ public struct OFREPEventStreams: Sendable {
     private let newID: @Sendable () -> String
     /// Newest last; at most two (the advertised one and the one it replaced).
     private var channels: [Channel] = []
-    /// Distinguishes this process's event ids from a previous one's, so a `Last-Event-ID` from before a restart
+    /// The event ids' prefix, 8 hex digits drawn at start (not the line protocol's epoch): distinguishes this
+    /// process's event ids from a previous one's, so a `Last-Event-ID` from before a restart
     /// is never taken for a current one.
-    private let epoch: String
+    private let runID: String
     private var sequence: UInt64 = 0
     /// The latest event: the current bulk answer's tag. The first one describes the state at start and is never
     /// sent unless a client resumes from another id.
@@ -51,8 +52,8 @@ public struct OFREPEventStreams: Sendable {
     ) {
         self.lifetime = max(1, lifetime)
         self.newID = newID
-        epoch = String(newID().prefix(8))
-        latest = Event(id: epoch + "-0", etag: etag, lastModified: wallSeconds)
+        runID = String(newID().prefix(8))
+        latest = Event(id: runID + "-0", etag: etag, lastModified: wallSeconds)
     }
 
     /// 128 random bits in hex, from the system's generator (getrandom).
@@ -120,7 +121,7 @@ public struct OFREPEventStreams: Sendable {
     public mutating func record(etag: String, wallSeconds: Int) -> [UInt8]? {
         guard etag != latest.etag else { return nil }
         sequence += 1
-        latest = Event(id: epoch + "-" + String(sequence), etag: etag, lastModified: wallSeconds)
+        latest = Event(id: runID + "-" + String(sequence), etag: etag, lastModified: wallSeconds)
         return Self.bytes(of: latest)
     }
 

@@ -4,14 +4,15 @@
 /// A peer is what the listener can tell apart: the user id of a Unix socket client, the address of a TCP one
 /// (every loopback client shares 127.0.0.1). Time comes in as a parameter, in seconds of a monotonic clock.
 public struct OFREPRateLimiter: Sendable {
-    private struct Bucket: Sendable {
+    struct Bucket: Sendable {
         var tokens: Double
         var updatedAt: Double
     }
 
     /// 0: no limit.
     public let perSecond: Int
-    private var buckets: [String: Bucket] = [:]
+    /// Each peer's bucket, by peer.
+    private(set) var buckets: [String: Bucket] = [:]
     /// Peers remembered at once; beyond it, peers whose bucket has refilled are forgotten.
     static let maximumPeers = 1024
 
@@ -44,7 +45,4 @@ public struct OFREPRateLimiter: Sendable {
         let rate = Double(perSecond)
         buckets = buckets.filter { $0.value.tokens + (now - $0.value.updatedAt) * rate < rate }
     }
-
-    /// The peers remembered now (for tests of the bound).
-    public var peerCount: Int { buckets.count }
 }

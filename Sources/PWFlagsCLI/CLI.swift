@@ -22,8 +22,9 @@ public enum CLI {
             } else if invocation.help || invocation.command == nil || invocation.command == "help" {
                 // `pwflags help COMMAND` names the command after "help", as `--help COMMAND` does before it.
                 let topic = invocation.command == "help" ? invocation.arguments.first : invocation.command
-                let text = topic.flatMap(Help.text(for:)) ?? Help.general
-                Output.line(text, exact: true)
+                // A help for a command that does not exist is a mistake, as running it is.
+                if let topic, topic != "help", Help.text(for: topic) == nil { throw Help.unknownCommand(topic) }
+                Output.line(topic.flatMap(Help.text(for:)) ?? Help.general, exact: true)
                 status = invocation.help || invocation.command == "help" ? .success : .usage
             } else {
                 let socketPath = SocketLocation.resolve(

@@ -51,11 +51,7 @@ struct ChangeCommand {
         let listing = try connection.call(.listen(keys: keys, since: position), as: FlagListing.self)
         guard listing.subscription != nil else { throw .protocolViolation("listen without subscription") }
         if listing.unchanged {
-            // Only ever the answer to the position sent; anything else leaves nothing to resume from.
-            guard position != nil, listing.position == position else {
-                position = nil
-                throw .protocolViolation("an unchanged answer to a position it was not given")
-            }
+            try listing.checkResumed(from: &position)
         } else {
             current = Dictionary(listing.flags.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
             position = listing.position ?? StreamPosition(epoch: "", revision: listing.revision)

@@ -54,11 +54,7 @@ struct ChangePrinter {
             throw .protocolViolation("listen without subscription")
         }
         if listing.unchanged {
-            // Only ever the answer to the position sent; anything else leaves nothing to resume from.
-            guard position != nil, listing.position == position else {
-                position = nil
-                throw .protocolViolation("an unchanged answer to a position it was not given")
-            }
+            try listing.checkResumed(from: &position)
         } else {
             resume(from: listing, subscription: subscription)
         }

@@ -15,14 +15,23 @@ struct Invocation {
         var message: String
     }
 
-    /// Takes the global options wherever they appear; the rest belongs to the command.
+    /// The options every command takes, before or after it.
+    static let globalOptions = ["--socket", "--wait", "--json", "--help", "--version"]
+
+    /// Takes the global options wherever they appear; the rest belongs to the command. Before the command an
+    /// unknown option is a mistake (a typo'd `--sockt /x` would otherwise make `/x` the command); after it, the
+    /// command's own parsing judges it.
     init(_ arguments: [String]) throws(UsageError) {
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             let (name, inlineValue) = Invocation.split(argument)
             switch name {
             case "--socket":
-                socket = try Invocation.value(for: name, inline: inlineValue, from: &remaining)
+                let path = try Invocation.value(for: name, inline: inlineValue, from: &remaining)
+                // An empty path would fall back to $PWFLAGS_SOCKET or the system daemon: a script passing an
+                // unset variable must not read another daemon's flags.
+                guard !path.isEmpty else { throw UsageError(message: "--socket needs a path, not an empty string") }
+                socket = path
             case "--wait":
                 let text = try Invocation.value(for: name, inline: inlineValue, from: &remaining)
                 guard let seconds = Double(text), seconds >= 0 else {
@@ -43,7 +52,11 @@ struct Invocation {
                 self.arguments.append(contentsOf: remaining)
                 remaining = []
             default:
-                if command == nil, !argument.hasPrefix("-") {
+                if command == nil, argument.hasPrefix("-") {
+                    throw UsageError(
+                        message: "unknown option \(name)"
+                            + Suggestion.hint(for: name, among: Invocation.globalOptions) + "; see pwflags --help")
+                } else if command == nil {
                     command = argument
                 } else {
                     self.arguments.append(argument)
@@ -88,7 +101,9 @@ struct CommandArguments {
             }
             let (name, inline) = Invocation.split(argument)
             guard allowedOptions.contains(name) else {
-                throw Invocation.UsageError(message: "\(command) has no option \(name)")
+                let known = allowedOptions.sorted() + Invocation.globalOptions
+                throw Invocation.UsageError(
+                    message: "\(command) has no option \(name)" + Suggestion.hint(for: name, among: known))
             }
             let value = try Invocation.value(for: name, inline: inline, from: &remaining)
             options[name] = value

@@ -30,7 +30,7 @@ struct Commands {
         case "explain": return try explain()
         case "metrics": return try metrics()
         case "override": return try override()
-        default: throw .usage("unknown command '\(command)'; see pwflags --help")
+        default: throw .usage(Help.unknownCommand(command).message)
         }
     }
 

@@ -15,10 +15,10 @@ enum Help {
           status                               what the daemon is doing
           refresh                              fetch flags now (subject to RefreshThrottle)
           impression KEY                       log that the user reached the flag's code
-          set-user-id ID                       the user flags are for ("" = back to the default); R8d
-          app-state foreground|background      report the app's state (Lifecycle=client); R8a
-          push-registered                      the device registered for push; R8c
-          reload                               make the daemon re-read its configuration (root only)
+          set-user-id ID                       the user flags are for ("" = back to the default)
+          app-state foreground|background      report the app's state (Lifecycle=client)
+          push-registered                      the device registered for push
+          reload                               re-read the configuration (root and the daemon's user)
           explain KEY                          why the flag reads as it does, or why it is absent
           metrics [--format FORMAT]            counters as OpenMetrics text (or prometheus 0.0.4)
           override set|clear|list [KEY]        force a flag on this device for testing, and put it back
@@ -34,6 +34,19 @@ enum Help {
         Exit status: 0 success, 1 flag absent or disabled or call refused, 2 usage, 69 daemon unreachable.
         """
 
+    /// Every command, for "did you mean" (`text(for:)` holds each one's help).
+    static let commands = [
+        "get", "is-enabled", "property", "list", "listen", "status", "refresh", "impression", "set-user-id",
+        "app-state", "push-registered", "reload", "explain", "metrics", "override", "help",
+    ]
+
+    /// The usage error for a command that does not exist, with the closest one when it is a likely typo.
+    static func unknownCommand(_ command: String) -> Invocation.UsageError {
+        Invocation.UsageError(
+            message: "unknown command '\(command)'" + Suggestion.hint(for: command, among: commands)
+                + "; see pwflags --help")
+    }
+
     static func text(for command: String) -> String? {
         switch command {
         case "get":
@@ -41,7 +54,8 @@ enum Help {
             Usage: pwflags get KEY [--json]
 
             Prints the flag KEY: whether it is enabled, the rule that decided it, its properties.
-            Keys are case-sensitive. Exit 1 when the daemon has no such flag (R3).
+            Keys are case-sensitive. The daemon answers from the flags it holds and never waits for the network
+            (R3). Exit 1 when it has no such flag.
             """
         case "is-enabled":
             """
@@ -92,14 +106,16 @@ enum Help {
             Usage: pwflags refresh [--json]
 
             Asks the daemon to fetch flags now. Within RefreshThrottle of the last fetch it answers with the
-            stored flags. Exit 1 with the R11 status when the refresh fails.
+            stored flags. Exit 1 when the refresh fails, with the failure's status: the HTTP status, 0 when
+            Pushwoosh gave no HTTP answer, 200 for an answer that could not be used (R11).
             """
         case "impression":
             """
             Usage: pwflags impression KEY [--json]
 
             Tells Pushwoosh the user reached the code flag KEY controls (once per flag, rule and state per
-            session). Prints the outcome: sent, duplicate, noFlag, failed or logged.
+            session). Prints the outcome: sent, duplicate, noFlag, failed, logged (the local file: nothing is sent)
+            or overridden (an overridden flag's impression is never sent).
             """
         case "set-user-id":
             """

@@ -84,8 +84,9 @@ public enum DaemonExitCheck {
         return DaemonEnding(process, forced: false)
     }
 
-    /// Waits for `process` to end; false after `timeout`.
-    static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
+    /// Waits for `process` to end; false after `timeout`. Not cut short by a cancelled task: `terminate` waits here
+    /// for a daemon's clean stop, which a test past its time limit still owes its next test.
+    public static func waitForExit(_ process: Process, timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else { return false }

@@ -130,10 +130,11 @@ public final class DaemonProcess: @unchecked Sendable {
         kill(process.processIdentifier, number)
     }
 
-    /// Waits for the process to exit and returns its status; nil after `timeout`.
+    /// Waits for the process to exit and returns its status; nil after `timeout`, or at once when the calling
+    /// task is cancelled (a test past its time limit).
     public func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if let status = exit.status.withLock({ $0 }) { return status }
             usleep(5_000)
         }

@@ -12,9 +12,16 @@ public final class LineClient {
     private var start = 0
     private var end = 0
 
-    public init(path: String) throws {
+    /// `receiveTimeout`: a read that waits longer ends with nil, so that a test fails on a daemon that stopped
+    /// answering instead of hanging; nil (the benchmark) waits as long as it takes.
+    public init(path: String, receiveTimeout: Duration? = nil) throws {
         BrokenPipe.ignore()
         fd = try UnixSocket.connect(to: path)
+        if let receiveTimeout {
+            let (seconds, attoseconds) = receiveTimeout.components
+            var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
     }
 
     deinit {

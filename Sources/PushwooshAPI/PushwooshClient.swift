@@ -105,11 +105,16 @@ public final class PushwooshClient: Sendable {
         }
     }
 
-    /// `PWFLAGSD_TEST_CONNECT_TO`, read once: `host:port:connect-host:connect-port` entries (comma-separated) that
-    /// send a host's connections elsewhere, so that tests can aim the default address at a local server. Not
-    /// for production: docs/development.md lists it.
-    static let connectTo: [String] = {
-        guard let value = getenv("PWFLAGSD_TEST_CONNECT_TO") else { return [] }
-        return String(cString: value).split(separator: ",").map(String.init)
-    }()
+    #if DEBUG
+        /// `PWFLAGSD_TEST_CONNECT_TO`, read once: `host:port:connect-host:connect-port` entries (comma-separated)
+        /// that send a host's connections elsewhere, so that tests can aim the default address at a local server.
+        /// Debug builds only: the release build, the one installed, has no switch that redirects where a root
+        /// daemon connects (docs/development.md).
+        static let connectTo: [String] = {
+            guard let value = getenv("PWFLAGSD_TEST_CONNECT_TO") else { return [] }
+            return String(cString: value).split(separator: ",").map(String.init)
+        }()
+    #else
+        static let connectTo: [String] = []
+    #endif
 }

@@ -34,13 +34,21 @@ public enum FileReading {
     /// Reads the regular file at `path`, at most `limit` bytes: anything else (a FIFO, a device such as
     /// `/dev/zero`, a directory) throws `EINVAL` (call `read(PATH): not a regular file`) without a byte read; a file
     /// larger than `limit` throws `EFBIG` before it is read.
-    public static func regularFile(ofPath path: String, limit: Int) throws(SystemError) -> [UInt8] {
+    ///
+    /// With `trustedOwner`, a file that another user could have planted or changed (`TrustedOwner`) throws `EPERM`
+    /// with the reason, before a byte is read.
+    public static func regularFile(ofPath path: String, limit: Int, trustedOwner: Bool = false)
+        throws(SystemError) -> [UInt8]
+    {
         let fd = try syscall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         defer { close(fd) }
         var info = stat()
         try syscall("fstat(\(path))") { fstat(fd, &info) }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw SystemError("read(\(path)): not a regular file", errno: EINVAL)
+        }
+        if trustedOwner, let problem = TrustedOwner.problem(info) {
+            throw SystemError("read(\(path)): \(problem)", errno: EPERM)
         }
         guard Int(info.st_size) <= limit else { throw SystemError("read(\(path))", errno: EFBIG) }
         var bytes: [UInt8] = []

@@ -7,7 +7,7 @@ import PWFlagsTestKit
 
 /// pwflags-bench: pwflagsd measured against the machine's own floor, side by side in one run.
 ///
-///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE]
+///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE] [--wakeups-only]
 ///
 /// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
 /// next to it.
@@ -72,6 +72,12 @@ do {
         await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
         TerminationSignals.exit(0)
     }
+    if arguments.contains("--wakeups-only") {
+        // How often the idle daemon wakes, alone (67 s each way, with and without a watchdog; 22 s with --quick).
+        try Wakeups.run(bench: bench, quick: quick, report: report)
+        print(report.table())
+        TerminationSignals.exit(0)
+    }
     if arguments.contains("--c-library-only") {
         // The C library's rows alone.
         try CLibraryBenchmark.run(
@@ -111,6 +117,7 @@ do {
         package: packagePath, report: report, directory: directory)
     try bench.memory()
     try bench.startup(benchPath: CommandLine.arguments[0])
+    try Wakeups.run(bench: bench, quick: quick, report: report)
 } catch {
     FileHandle.standardError.write(Data("pwflags-bench: \(error)\n".utf8))
     TerminationSignals.exit(1)

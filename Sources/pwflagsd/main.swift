@@ -2,6 +2,7 @@ import FlagsCore
 import FlagsDaemon
 import FoundationEssentials
 import PWFlagsCLI
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -29,9 +30,9 @@ func main() async -> Int32 {
         break
     }
     let configuration: Configuration
-    switch ConfigurationLoader.load(
-        configPath: options.configPath, overrides: options.overrides, environment: environment)
-    {
+    // --check-config also reads the files the configuration names that the daemon would read only later.
+    let load = options.action == .checkConfig ? ConfigurationLoader.check : ConfigurationLoader.load
+    switch load(options.configPath, options.overrides, environment) {
     case .success(let loaded): configuration = loaded
     case .failure(let errors):
         writeStandardError("pwflagsd: invalid configuration:\n\(errors.description)\n")
@@ -68,16 +69,8 @@ func main() async -> Int32 {
 
 /// Writes `text` to stderr as it is, unbuffered.
 func writeStandardError(_ text: String) {
-    var text = text
-    text.withUTF8 { bytes in
-        var rest = UnsafeRawBufferPointer(bytes)
-        while !rest.isEmpty {
-            let written = write(2, rest.baseAddress, rest.count)
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            rest = UnsafeRawBufferPointer(rebasing: rest[written...])
-        }
-    }
+    // Nothing to do when stderr is gone: the exit status still tells.
+    try? Descriptor.writeAll(STDERR_FILENO, Array(text.utf8))
 }
 
 // Started as `pwflags` (the package links /usr/bin/pwflags to this binary): the CLI, not the daemon.

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import FeatureFlags
 
-@Suite struct BackoffTests {
+@Suite(.hangLimit) struct BackoffTests {
     @Test("Backoff starts at 50 ms, doubles, stays at 2 s, and starts over after a reset")
     func doublesUpToTheCap() {
         var backoff = Backoff(initial: .milliseconds(50), maximum: .seconds(2))

@@ -1,10 +1,11 @@
 import FeatureFlags
 import FeatureFlagsCompat
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// The client boundary's one error: a code, a message, a cause, and the text the CLI prints as it is.
-@Suite struct ClientErrorTests {
+@Suite(.hangLimit) struct ClientErrorTests {
     @Test(arguments: [
         (ClientError.unreachable(socketPath: "/run/x.sock", reason: "ENOENT"), ClientError.Code.unreachable),
         (.disconnected(socketPath: "/run/x.sock"), .disconnected),

@@ -3,10 +3,11 @@ import FeatureFlagsCompat
 import FlagsCore
 import FlagsProtocol
 import Foundation
+import TestSupport
 import Testing
 
 /// R6 through the SDK-shaped value, and the NSError of R11.
-@Suite struct FeatureFlagTests {
+@Suite(.hangLimit) struct FeatureFlagTests {
     static let flag = FeatureFlag(
         Flag(
             key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d",

@@ -1,12 +1,13 @@
 import FlagsCore
 import FlagsProtocol
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FeatureFlags
 
 /// The mirror's rules, with time passed in: reconciliation, ordering, and R15 expiry while disconnected.
-@Suite struct FlagMirrorTests {
+@Suite(.hangLimit) struct FlagMirrorTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
     static let checkout = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")

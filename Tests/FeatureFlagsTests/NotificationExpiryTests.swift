@@ -13,7 +13,7 @@ import UnixIO
 
 /// The mirror takes the flags' age from the `listen` reply and each `flagsChanged`: no `status` round trip per
 /// notification. A fake daemon on a Unix socket answers and counts every request.
-@Suite struct NotificationExpiryTests {
+@Suite(.hangLimit) struct NotificationExpiryTests {
     init() {
         signal(SIGPIPE, SIG_IGN)
     }

@@ -13,7 +13,7 @@ import UnixIO
 
 /// The mirror resumes its change stream: on reconnect it sends the epoch and revision it holds, and an
 /// "unchanged" answer keeps its flags without telling anyone.
-@Suite struct ResumeTests {
+@Suite(.hangLimit) struct ResumeTests {
     init() {
         signal(SIGPIPE, SIG_IGN)
     }

@@ -11,7 +11,7 @@ import Testing
 #endif
 
 /// The subscription thread starts on the instance's first use (or `start()`), never in `init`.
-@Suite struct SubscriberStartTests {
+@Suite(.hangLimit) struct SubscriberStartTests {
     init() {
         signal(SIGPIPE, SIG_IGN)
     }

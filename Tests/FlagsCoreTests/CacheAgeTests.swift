@@ -1,9 +1,10 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// How old a disk cache is at start (R7, R15): by the boot clock in the same boot, by the wall clock after a
 /// reboot, and unknown when the wall clock reads earlier than the fetch.
-@Suite struct CacheAgeTests {
+@Suite(.hangLimit) struct CacheAgeTests {
     let wallFetch = 1_800_000_000.0
     let hour = 3600.0
 

@@ -1,7 +1,8 @@
 import FlagsCore
+import TestSupport
 import Testing
 
-@Suite struct ConfigurationParserTests {
+@Suite(.hangLimit) struct ConfigurationParserTests {
     /// Parses one file from the defaults and returns the configuration and the problem descriptions.
     private func parse(_ text: String, file: String = "/etc/pwflagsd/pwflagsd.conf") -> (Configuration, [String]) {
         var configuration = Configuration()
@@ -334,6 +335,9 @@ import Testing
         #expect(parse(text, file: "demo.conf").0.localFlagsFile == "demo-flags.json")
         let absolute = "[FeatureFlags]\nLocalFlagsFile=/srv/flags.json\n"
         #expect(parse(absolute, file: "config/demo.conf").0.localFlagsFile == "/srv/flags.json")
+        // The demo keeps its state in the checkout, beside its configuration, not in a /tmp anyone can plant.
+        let state = "[Daemon]\nStateDirectory=../.build/demo-state\n"
+        #expect(parse(state, file: "config/demo.conf").0.stateDirectory == "config/../.build/demo-state")
     }
 
     @Test func commandLineAssignmentsNameTheOption() {
@@ -355,7 +359,7 @@ import Testing
                 "CAFile",
             ])
         #expect(ConfigurationSection.featureFlags.keys.count == 11)
-        #expect(ConfigurationSection.daemon.keys.count == 12)
+        #expect(ConfigurationSection.daemon.keys.count == 13)
     }
 }
 

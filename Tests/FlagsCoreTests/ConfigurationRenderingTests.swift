@@ -1,7 +1,8 @@
 import FlagsCore
+import TestSupport
 import Testing
 
-@Suite struct ConfigurationRenderingTests {
+@Suite(.hangLimit) struct ConfigurationRenderingTests {
     private let noFiles: (String) -> Bool = { _ in false }
 
     @Test func rendersTheDefaultsWithEveryKey() {
@@ -45,6 +46,7 @@ import Testing
                 MaxPendingBytes=4194304
                 MaxSubscriptions=64
                 MaxListenKeys=1024
+                IdleConnectionTimeout=5min
                 LogLevel=info
                 #MetricsFile= (unset: no metrics file is written)
                 MetricsInterval=15s

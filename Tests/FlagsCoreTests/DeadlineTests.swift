@@ -1,8 +1,9 @@
 import FlagsCore
 import Synchronization
+import TestSupport
 import Testing
 
-@Suite("Waiting with a deadline")
+@Suite("Waiting with a deadline", .hangLimit)
 struct DeadlineTests {
     @Test("An operation that finishes in time gives its result")
     func resultInTime() async {

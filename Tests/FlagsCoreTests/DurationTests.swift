@@ -1,7 +1,8 @@
 import FlagsCore
+import TestSupport
 import Testing
 
-@Suite struct DurationTests {
+@Suite(.hangLimit) struct DurationTests {
     @Test(arguments: [
         ("500ms", Duration.milliseconds(500)),
         ("10s", .seconds(10)),

@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// `FlagOverride.applied(to:)` and `FlagSet.applying(_:)`: how an override layers over the source's flag.
-@Suite struct FlagOverrideTests {
+@Suite(.hangLimit) struct FlagOverrideTests {
     static let source = Flag(
         key: "alpha", isEnabled: true, ruleId: "r_1", properties: ["color": "green", "n": 1], source: .pushwoosh)
 

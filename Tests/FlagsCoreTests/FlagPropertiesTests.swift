@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// Typed property reads (R6) and case-sensitive keys (R2).
-@Suite struct FlagPropertiesTests {
+@Suite(.hangLimit) struct FlagPropertiesTests {
     static let flag = Flag(
         key: "new_checkout",
         isEnabled: true,

@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// `FlagSet.diff(to:)` (R9) and `FlagDiff.restricted(to:)`.
-@Suite struct FlagSetDiffTests {
+@Suite(.hangLimit) struct FlagSetDiffTests {
     static let alpha = Flag(key: "alpha", isEnabled: true, ruleId: "r_1", properties: ["color": "green", "n": 1])
     static let beta = Flag(key: "beta", isEnabled: false, ruleId: "default")
     static let gamma = Flag(key: "gamma", isEnabled: true, ruleId: "")

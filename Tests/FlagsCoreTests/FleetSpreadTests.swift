@@ -1,9 +1,10 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// A fleet is not a herd (F1-F3): per-device phases, the slot grid, the session start's delay, and Pushwoosh's
 /// `Retry-After`, with made-up boot-clock times.
-@Suite struct FleetSpreadTests {
+@Suite(.hangLimit) struct FleetSpreadTests {
     let t0 = 1_000_000.0
     let hour = 3600.0
 

@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// `Histogram`: observations land in the first bucket whose bound holds them, and the counts add up.
-@Suite struct HistogramTests {
+@Suite(.hangLimit) struct HistogramTests {
     @Test func observationsFillCumulativeBucketsWithTheirSumAndCount() {
         var histogram = Histogram(bounds: [0.1, 1])
         #expect(histogram.cumulativeCounts == [0, 0, 0])

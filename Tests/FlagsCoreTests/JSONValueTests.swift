@@ -1,7 +1,8 @@
 import FlagsCore
+import TestSupport
 import Testing
 
-@Suite struct JSONValueTests {
+@Suite(.hangLimit) struct JSONValueTests {
     @Test(arguments: [
         ("{}", JSONValue.object([:])),
         ("[1,2.5,-3e2]", JSONValue.array([1, 2.5, -300])),

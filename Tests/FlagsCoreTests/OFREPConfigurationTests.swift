@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// The `[OFREP]` section: the listener's address, its token file and its limits.
-@Suite struct OFREPConfigurationTests {
+@Suite(.hangLimit) struct OFREPConfigurationTests {
     private func parse(_ text: String) -> (Configuration, [String]) {
         var configuration = Configuration()
         let problems = ConfigurationParser.parse(text: text, file: "/etc/pwflagsd/pwflagsd.conf", into: &configuration)
@@ -50,7 +51,7 @@ import Testing
     }
 }
 
-@Suite struct AllowedOriginsTests {
+@Suite(.hangLimit) struct AllowedOriginsTests {
     @Test(arguments: [
         "http://127.0.0.1:8080", "https://kiosk.local", "http://localhost", "http://[::1]:3000", "https://a-b.example",
     ])

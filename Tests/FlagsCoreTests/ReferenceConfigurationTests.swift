@@ -1,9 +1,10 @@
 import FlagsCore
 import Foundation
+import TestSupport
 import Testing
 
 /// The shipped `config/pwflagsd.conf`, and the key tables of docs/configuration.md, must not drift from the code.
-@Suite struct ReferenceConfigurationTests {
+@Suite(.hangLimit) struct ReferenceConfigurationTests {
     /// The repository's root, found from this file's place in `Tests/FlagsCoreTests/`.
     private static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,4 +1,5 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// The refresh policy with a made-up clock: every rule of R7-R16 the policy decides, one test or more each.
@@ -6,7 +7,7 @@ import Testing
 /// Defaults (docs/configuration.md): CacheMaxAge 24 h, RefreshInterval 1 h, SessionTimeout 30 min, SessionMaxAge 24 h,
 /// RefreshThrottle 5 min, RetryBackoff 30 s. Times are boot-clock seconds (CLOCK_BOOTTIME, which counts through
 /// suspend and never jumps); `t0` is an arbitrary start.
-@Suite struct RefreshPolicyTests {
+@Suite(.hangLimit) struct RefreshPolicyTests {
     let t0 = 1_800_000_000.0
     let hour = 3600.0
     let day = 86400.0

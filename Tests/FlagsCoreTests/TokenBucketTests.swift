@@ -1,8 +1,9 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 /// The bound on sends: a burst, then a steady rate.
-@Suite struct TokenBucketTests {
+@Suite(.hangLimit) struct TokenBucketTests {
     /// Whether each try at `times` got a token.
     static func tries(_ bucket: inout TokenBucket, at times: [Double]) -> [Bool] {
         times.map { bucket.take(now: $0) }

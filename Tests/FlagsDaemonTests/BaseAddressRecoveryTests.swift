@@ -9,7 +9,7 @@ import Testing
 /// Talking to Pushwoosh (docs/behaviour.md): a `base_url` is taken from any reply in Pushwoosh's envelope, failed ones
 /// included; JSON that is not the envelope sends the device back to the default address; a moved address that
 /// has failed for longer than `CacheMaxAge` is dropped for the default. Time comes from a hand-moved clock.
-@Suite struct BaseAddressRecoveryTests {
+@Suite(.hangLimit) struct BaseAddressRecoveryTests {
     static let code = "ABCDE-12345"
     static let initial = URL(string: "https://ABCDE-12345.api.pushwoosh.com/json/1.3/")
     static let moved = URL(string: "https://eu.api.pushwoosh.example/json/1.3/")

@@ -7,7 +7,7 @@ import Testing
 
 /// Talking to Pushwoosh (docs/behaviour.md): `base_url` moves later calls, is kept in the state directory, and is
 /// ignored with `ServerURL`; a move goes only to https, and a kept address serves only the application it came with.
-@Suite struct BaseAddressTests {
+@Suite(.hangLimit) struct BaseAddressTests {
     static let code = "ABCDE-12345"
     static let initial = URL(string: "https://ABCDE-12345.api.pushwoosh.com/json/1.3/")
     static let moved = URL(string: "https://eu.api.pushwoosh.example/json/1.3/")

@@ -1,5 +1,6 @@
 import FlagsCore
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
@@ -7,7 +8,7 @@ import UnixIO
 
 /// The daemon's boundary errors: each says what kind of failure it is (`code`), in one line for the operator
 /// (`message`, which is also its `description`), and which system call failed when one did (`cause`).
-@Suite struct BoundaryErrorTests {
+@Suite(.hangLimit) struct BoundaryErrorTests {
     /// A fresh directory, removed at the end of the test.
     final class Scratch {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pwf-errors-\(UUID().uuidString)")
@@ -31,7 +32,7 @@ import UnixIO
     @Test func aMissingFlagsFileIsUnreadableWithItsErrno() throws {
         let scratch = try Scratch()
         let path = scratch.path + "/absent.json"
-        let error = try #require(LocalFlagSource.read(path).failure)
+        let error = try #require(FlagsFile.read(path).failure)
         #expect(error == .unreadable(path: path, cause: SystemError("open(\(path))", errno: ENOENT)))
         #expect(error.code == .unreadable)
         #expect(error.cause?.errno == ENOENT)
@@ -40,9 +41,9 @@ import UnixIO
 
     @Test func aFlagsFileOverTheBoundIsUnreadableWithoutACause() throws {
         let scratch = try Scratch()
-        let path = try scratch.write("huge.json", [UInt8](repeating: 0x20, count: LocalFlagSource.maximumFileBytes + 1))
-        let error = try #require(LocalFlagSource.read(path).failure)
-        #expect(error == .tooLarge(path: path, limit: LocalFlagSource.maximumFileBytes))
+        let path = try scratch.write("huge.json", [UInt8](repeating: 0x20, count: FlagsFile.maximumFileBytes + 1))
+        let error = try #require(FlagsFile.read(path).failure)
+        #expect(error == .tooLarge(path: path, limit: FlagsFile.maximumFileBytes))
         #expect(error.code == .unreadable)
         #expect(error.cause == nil)
         #expect(error.reason == "\(path) is larger than 8388608 bytes")
@@ -55,7 +56,7 @@ import UnixIO
     func aFlagsFileThatHoldsNoFlagsIsInvalid(text: String, says: String) throws {
         let scratch = try Scratch()
         let path = try scratch.write("bad.json", Array(text.utf8))
-        let error = try #require(LocalFlagSource.read(path).failure)
+        let error = try #require(FlagsFile.read(path).failure)
         #expect(error.code == .invalid)
         #expect(error.cause == nil)
         #expect(error.reason.hasPrefix("\(path) \(says)"), "\(error)")

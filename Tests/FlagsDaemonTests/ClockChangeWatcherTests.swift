@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
@@ -15,7 +16,7 @@ import UnixIO
 /// a CI run once saw exactly that), so "no change" is judged against a witness: a second timer armed the same way
 /// before the one under test and read after it. A window in which the witness saw a change proves nothing about
 /// quiet, so it is tried again, a few times at most.
-@Suite struct ClockChangeWatcherTests {
+@Suite(.hangLimit) struct ClockChangeWatcherTests {
     @Test("The timer arms with TFD_TIMER_CANCEL_ON_SET and reports no change while the clock is left alone")
     func armsAndStaysQuiet() async throws {
         let timer = try TimerFD()
@@ -40,8 +41,8 @@ import UnixIO
     func runsUntilCancelled() async throws {
         let calls = try await Self.inQuietWindow {
             let counter = Counter()
-            let watcher = try ClockChangeWatcher()
-            let task = Task { await watcher.run { await counter.add() } }
+            let watcher = try ClockChangeWatcher { await counter.add() }
+            let task = Task { await watcher.run() }
             try await Task.sleep(for: .milliseconds(100))
             task.cancel()
             // Returning at all is the first half of the claim: the watcher ends when its task is cancelled.

@@ -1,5 +1,6 @@
 import FlagsCore
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
@@ -27,7 +28,7 @@ private struct TemporaryDirectory: ~Copyable {
     }
 }
 
-@Suite struct ConfigurationLoaderTests {
+@Suite(.hangLimit) struct ConfigurationLoaderTests {
     private func problems(_ result: Result<Configuration, ConfigurationErrors>) -> [String] {
         guard case .failure(let errors) = result else { return [] }
         return errors.problems.map(\.description)

@@ -1,7 +1,9 @@
-import FlagsDaemon
+import TestSupport
 import Testing
 
-@Suite struct DaemonOptionsTests {
+@testable import FlagsDaemon
+
+@Suite(.hangLimit) struct DaemonOptionsTests {
     @Test func noArgumentsRunsWithTheDefaultFile() throws {
         let options = try DaemonOptions.parse([]).get()
         #expect(options == DaemonOptions(action: .run, configPath: nil, overrides: CommandLineOverrides()))

@@ -1,5 +1,6 @@
 import FlagsCore
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
@@ -11,7 +12,7 @@ import UnixIO
 
 /// Setting up a listener's event engine fails cleanly: whichever step throws, the epoll instance and the eventfd
 /// made before it are closed, not left open for the daemon's life.
-@Suite(.serialized) struct EventEngineSetupTests {
+@Suite(.serialized, .hangLimit) struct EventEngineSetupTests {
     /// How many descriptors of this process are of the anonymous kind `kind` (`[eventfd]`, `[eventpoll]`).
     static func count(_ kind: String) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

@@ -1,12 +1,13 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
 /// `FlagExplainer` without a daemon: the reasons an absent key is given, in the order they are checked, and the
 /// revision a key last changed at as the store's observer saw it.
-@Suite struct FlagExplainerTests {
+@Suite(.hangLimit) struct FlagExplainerTests {
     static func explain(
         _ key: String, flags: [Flag], fetchedAt: String? = nil, expired: Bool = false, store: FlagStore = FlagStore()
     ) -> ExplainResult {

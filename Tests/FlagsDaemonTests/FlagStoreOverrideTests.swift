@@ -1,4 +1,5 @@
 import FlagsCore
+import TestSupport
 import Testing
 import UnixIO
 
@@ -6,7 +7,7 @@ import UnixIO
 
 /// `FlagStore` layers overrides over the source's flags: the one place the visible set changes, so every reader
 /// and every observer sees overrides (R9 for setting, clearing and a source update under an override).
-@Suite struct FlagStoreOverrideTests {
+@Suite(.hangLimit) struct FlagStoreOverrideTests {
     static let alpha = Flag(key: "alpha", isEnabled: true, ruleId: "r_1", properties: ["n": 1])
 
     /// The updates a store's observer heard.

@@ -7,7 +7,7 @@ import UnixIO
 @testable import FlagsDaemon
 
 /// The impression reporter's bookkeeping (R18) and its bound on sends (30 at once, then one a second).
-@Suite struct ImpressionReporterTests {
+@Suite(.hangLimit) struct ImpressionReporterTests {
     static let flag = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: [:])
 
     struct Rig {
@@ -27,7 +27,7 @@ import UnixIO
 
         /// Waits until `count` sends are held by the fetcher.
         func waitForHeldSends(_ count: Int) async {
-            while fetcher.waitingImpressions < count { await Task.yield() }
+            while fetcher.waitingImpressions < count, !Task.isCancelled { await Task.yield() }
         }
     }
 

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
 /// The once-a-second log of repeated refusals, driven with made-up times.
-@Suite struct LogThrottleTests {
+@Suite(.hangLimit) struct LogThrottleTests {
     static let second: UInt64 = 1_000_000_000
 
     @Test func theFirstEventIsLoggedAtOnceAndTheRestAtMostOnceASecondWithTheirCount() {

@@ -11,7 +11,7 @@ import UnixIO
 
 /// The daemon's malloc settings: what it sets, that an operator's choice wins, and what the fixed mmap threshold
 /// does for memory freed after a large change.
-@Suite struct MallocTuningTests {
+@Suite(.hangLimit) struct MallocTuningTests {
     @Test("With nothing in the environment, two arenas and a fixed mmap threshold of 256 KiB")
     func defaults() {
         #expect(MallocTuning.settings(environment: [:]) == .init(arenas: 2, mmapThreshold: 256 * 1024))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
@@ -8,7 +9,7 @@ import Testing
 #endif
 
 /// The `$NOTIFY_SOCKET` forms libsystemd accepts: a path, or `@` for an abstract name.
-@Suite struct ManagerNotifierTests {
+@Suite(.hangLimit) struct ManagerNotifierTests {
     @Test("An abstract NOTIFY_SOCKET (@name) receives the message")
     func abstractSocket() throws {
         let name = "pwflagsd-test-\(UInt32.random(in: 0..<UInt32.max))"

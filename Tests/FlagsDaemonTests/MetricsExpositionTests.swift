@@ -1,11 +1,12 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
 /// The two exposition formats: what differs (counter family names, `# EOF`) and what is written the same.
-@Suite struct MetricsExpositionTests {
+@Suite(.hangLimit) struct MetricsExpositionTests {
     static let families: [MetricFamily] = {
         var histogram = Histogram(bounds: [0.5])
         histogram.observe(0.25)

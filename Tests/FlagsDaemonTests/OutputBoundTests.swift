@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
 /// The bound on a connection's unsent output (`ServerLimits.isOverrun`) and the backpressure on its requests
 /// (`ServerLimits.takesRequests`), with made-up sizes.
-@Suite struct OutputBoundTests {
+@Suite(.hangLimit) struct OutputBoundTests {
     static let limits = ServerLimits(maxPendingBytes: 1000)
 
     @Test func requestsAreReadOnlyWhileAtMostMaxPendingBytesWait() {

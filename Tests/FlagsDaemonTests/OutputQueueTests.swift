@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import UnixIO
 
@@ -8,7 +9,7 @@ import UnixIO
 #endif
 
 /// The engine's output queue: queued pieces go out gathered, in order, resuming mid-piece after a short send.
-@Suite struct OutputQueueTests {
+@Suite(.hangLimit) struct OutputQueueTests {
     /// A connected pair of Unix stream sockets, closed at the end of `body`.
     static func withSocketPair(_ body: (Int32, Int32) throws -> Void) throws {
         var fds: [Int32] = [0, 0]

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
 /// `PropagationTracker` with made-up times: a change counts when the last connection it was queued on has
 /// written it, not before.
-@Suite struct PropagationTrackerTests {
+@Suite(.hangLimit) struct PropagationTrackerTests {
     @Test func aChangeCountsWhenItsLastSlowConnectionHasWrittenIt() {
         let metrics = ServerMetrics()
         let tracker = PropagationTracker(metrics: metrics)

@@ -9,7 +9,7 @@ import Testing
 
 /// The refresher with a clock whose wall and boot readings move apart: intervals run on the boot
 /// clock, the wall clock only stamps what people read and what the disk keeps.
-@Suite struct RefresherClockTests {
+@Suite(.hangLimit) struct RefresherClockTests {
     static let flag = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: [:])
     static let hour = 3600.0
     static let day = 86400.0
@@ -39,10 +39,10 @@ import Testing
             edit(&configuration)
             fetcher.answer(.success(FeatureFlagsResponse(flags: [RefresherClockTests.flag])))
             refresher = Refresher(
-                source: PushwooshProvider(
-                    fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                    diskCache: FlagCache(directory: StateDirectory(path: self.directory.path)),
-                    logger: Logger(level: .err)),
+                provider: PushwooshProvider(
+                    fetcher: fetcher, applicationCode: configuration.applicationCode,
+                    diskCache: FlagCache(directory: StateDirectory(path: self.directory.path))),
+                store: store,
                 stateDirectory: StateDirectory(path: self.directory.path),
                 configuration: configuration, hwid: "hwid-1", clock: clock, bootID: bootID, jitter: { 0.5 },
                 logger: Logger(level: .err))

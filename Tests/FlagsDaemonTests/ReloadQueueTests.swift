@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 import UnixIO
 
 @testable import FlagsDaemon
 
 /// Reloads run one at a time, and each caller gets the outcome of a reload that began after it asked.
-@Suite struct ReloadQueueTests {
+@Suite(.hangLimit) struct ReloadQueueTests {
     /// What the reloads did: how many ran, and the most that ever ran at once.
     final class Runs: Sendable {
         struct Counts {
@@ -32,7 +33,7 @@ import UnixIO
 
     /// Waits until `count` callers wait on the queue.
     static func waitForWaiting(_ queue: ReloadQueue<Int>, count: Int) async {
-        while await queue.waiting < count { await Task.yield() }
+        while await queue.waiters.count < count, !Task.isCancelled { await Task.yield() }
     }
 
     @Test("Callers that arrive during a reload wait, then share one reload that began after them")
@@ -50,7 +51,7 @@ import UnixIO
             return number
         }
         async let first = queue.run(reload)
-        while runs.counts.withLock({ $0.started }) < 1 { await Task.yield() }
+        while runs.counts.withLock({ $0.started }) < 1, !Task.isCancelled { await Task.yield() }
         async let second = queue.run(reload)
         async let third = queue.run(reload)
         await Self.waitForWaiting(queue, count: 2)
@@ -74,6 +75,6 @@ import UnixIO
         }
         #expect(await queue.run(reload) == 1)
         #expect(await queue.run(reload) == 2)
-        #expect(await queue.waiting == 0)
+        #expect(await queue.waiters.isEmpty)
     }
 }

@@ -8,7 +8,7 @@ import UnixIO
 @testable import FlagsDaemon
 
 /// A source that a reload retired sends nothing and writes nothing, not even for a reply already on its way.
-@Suite struct RetiredSourceTests {
+@Suite(.hangLimit) struct RetiredSourceTests {
     static let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
 
     /// A Pushwoosh stand-in whose flag replies wait until the test lets them go; it counts what it was asked.
@@ -40,10 +40,10 @@ import UnixIO
         var configuration = Configuration()
         configuration.applicationCode = "ABCDE-12345"
         return Refresher(
-            source: PushwooshProvider(
-                fetcher: fetcher, applicationCode: configuration.applicationCode, store: store,
-                diskCache: FlagCache(directory: state), logger: Logger(level: .err)),
-            stateDirectory: state, configuration: configuration, hwid: "hwid-1",
+            provider: PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: state)),
+            store: store, stateDirectory: state, configuration: configuration, hwid: "hwid-1",
             logger: Logger(level: .err))
     }
 
@@ -57,7 +57,7 @@ import UnixIO
         let refresher = Self.refresher(fetcher, store: store, state: state)
         await refresher.start()
         async let answer = refresher.refresh()
-        while fetcher.fetches.withLock({ $0 }) < 1 { await Task.yield() }
+        while fetcher.fetches.withLock({ $0 }) < 1, !Task.isCancelled { await Task.yield() }
         await refresher.retire()
         fetcher.releaser.yield()
         let result = await answer
@@ -69,7 +69,7 @@ import UnixIO
         let again = await refresher.refresh()
         #expect(throws: PushwooshError.self) { try again.get() }
         #expect(fetcher.fetches.withLock { $0 } == 1)
-        #expect(await refresher.setUserId("bob") == "hwid-1")
+        #expect((try? await refresher.setUserId("bob").get()) == "hwid-1")
         #expect(state.read(Refresher.userIdFile) == nil)
     }
 
@@ -92,7 +92,7 @@ import UnixIO
         defer { directory.remove() }
         try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)
         let store = FlagStore()
-        let source = LocalFlagSource(path: directory.file("flags.json"), store: store, logger: Logger(level: .err))
+        let source = FlagsFile(path: directory.file("flags.json"), store: store, logger: Logger(level: .err))
         source.retire()
         #expect(throws: LocalFlagsError.self) { try source.load().get() }
         #expect(store.current.flags.count == 0)

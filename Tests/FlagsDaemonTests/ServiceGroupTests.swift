@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import UnixIO
 
@@ -5,7 +6,7 @@ import UnixIO
 
 /// The service group: start in order, graceful shutdown in reverse order, cancellation last; a service that ends
 /// while the others still serve ends the group with an error.
-@Suite struct ServiceGroupTests {
+@Suite(.hangLimit) struct ServiceGroupTests {
     /// What the services did, in order.
     final class Journal: Sendable {
         private let entries = Locked<[String]>([])

@@ -1,14 +1,15 @@
-import FlagsDaemon
 import Foundation
 import TestSupport
 import Testing
+
+@testable import FlagsDaemon
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The state directory's atomic writes and what a crash in the middle of one leaves.
-@Suite struct StateDirectoryTests {
+@Suite(.hangLimit) struct StateDirectoryTests {
     @Test("Temporary files of writers that are gone are removed; a live writer's, and every other file, stay")
     func removesStaleTemporaries() throws {
         let directory = try TemporaryDirectory()

@@ -1,5 +1,6 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 import UnixIO
 
@@ -7,7 +8,7 @@ import UnixIO
 
 /// The subscription table on its own, with connections that never touch a socket: what each call writes and
 /// what it counts.
-@Suite struct SubscriptionTableTests {
+@Suite(.hangLimit) struct SubscriptionTableTests {
     static let peer = PeerCredentials(pid: 1, uid: 1000, gid: 1000)
     static let flags = FlagSet([
         Flag(key: "a", isEnabled: true, ruleId: "r1"), Flag(key: "b", isEnabled: false, ruleId: "r2"),

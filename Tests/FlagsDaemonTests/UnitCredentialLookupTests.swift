@@ -6,7 +6,7 @@ import Testing
 @testable import FlagsDaemon
 
 /// `pwflagsd --check-config` from a shell reads the token where the service's unit loads its credential from.
-@Suite struct UnitCredentialLookupTests {
+@Suite(.hangLimit) struct UnitCredentialLookupTests {
     /// Writes `text` at `path` under `root`, creating the directories.
     static func write(_ text: String, at path: String, under root: TemporaryDirectory) throws {
         let full = root.path + path

@@ -2,6 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import Foundation
 import PushwooshAPI
+import TestSupport
 import Testing
 import UnixIO
 
@@ -9,7 +10,7 @@ import UnixIO
 
 /// A change carries its own `expiresAt`: what a subscriber is told comes with the update the store publishes,
 /// never from a status read at a moment that may belong to another change (R9, R15).
-@Suite struct UpdateExpiryTests {
+@Suite(.hangLimit) struct UpdateExpiryTests {
     static let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
 
     /// Every update's `expiresAt`, as an observer of `store` reads it right at publish.
@@ -23,12 +24,14 @@ import UnixIO
         var all: [JSONValue] { values.withLock { $0 } }
     }
 
-    /// A Pushwoosh source over a scripted fetcher whose disk cache is never written.
-    static func pushwoosh(_ store: FlagStore) -> PushwooshProvider {
-        PushwooshProvider(
-            fetcher: ScriptedFetcher(), applicationCode: "ABCDE-12345", store: store,
-            diskCache: FlagCache(directory: StateDirectory(path: "/nonexistent/pwflagsd-test")),
-            logger: Logger(level: .err))
+    /// The feed of a Pushwoosh source over a scripted fetcher; its answers here are partial, never written to disk.
+    static func pushwooshFeed(_ store: FlagStore, clock: ManualClock) -> FlagFeed {
+        let source = PushwooshProvider(
+            fetcher: ScriptedFetcher(), applicationCode: "ABCDE-12345",
+            diskCache: FlagCache(directory: StateDirectory(path: "/nonexistent/pwflagsd-test")))
+        return FlagFeed(
+            provider: source, store: store, clock: clock, bootID: nil, logger: Logger(level: .err),
+            initial: RefresherStatus(userId: "u", foreground: true, session: 0))
     }
 
     @Test("Each update the refresher causes carries the expiry of its own fetch, seen by a subscriber at publish")
@@ -52,37 +55,53 @@ import UnixIO
         #expect(rig.store.expiry.json == second)
     }
 
-    @Test("A source's flags bring their expiry into the update even when the published status still says another")
+    @Test("A source's flags bring their expiry into the update even when the store kept another before")
     func theUpdateDoesNotDependOnWhatWasPublishedBefore() {
         let store = FlagStore()
         let clock = ManualClock()
-        let source = Self.pushwoosh(store)
+        var feed = Self.pushwooshFeed(store, clock: clock)
         let seen = Seen(store)
-        // What a status published before the change would have left: an older fetch's expiry.
-        source.restamp(.at(bootTime: 5000, clock: clock))
-        source.fetched(FeatureFlagsResponse(flags: [Self.flag]), expiry: .at(bootTime: 9000, clock: clock))
+        // What an earlier change of `CacheMaxAge` would have left: an older fetch's expiry.
+        feed.restamp(.at(bootTime: 5000, clock: clock))
+        feed.received(
+            FeatureFlagsResponse(flags: [Self.flag], partial: true), userId: "u",
+            expiry: .at(bootTime: 9000, clock: clock),
+            timers: RefresherStatus(userId: "u", fetchedAt: 1000, foreground: true, session: 1))
         let expected = JSONValue.string(RefresherStatus.wallText(9000, clock: clock))
         #expect(seen.all == [expected])
         // An override changes the flags, not their source's expiry: its update carries the one in effect.
         store.setOverride(FlagOverride(key: "a", isEnabled: false))
         #expect(seen.all == [expected, expected])
         // The local file never expires, whatever was served before it.
-        let file = LocalFileProvider(file: LocalFlagSource(path: nil, store: store, logger: Logger(level: .err)))
-        file.serve(FlagSet(), expiry: .never)
+        LocalFileProvider(file: FlagsFile(path: nil, store: store, logger: Logger(level: .err))).start()
         #expect(seen.all.last == .null)
         #expect(store.expiry.json == .null)
     }
 
-    @Test("A retired source neither serves nor moves the expiry")
-    func aRetiredSourceWritesNothing() {
-        let store = FlagStore()
-        let clock = ManualClock()
-        let source = Self.pushwoosh(store)
-        source.retire()
-        source.fetched(FeatureFlagsResponse(flags: [Self.flag]), expiry: .at(bootTime: 9000, clock: clock))
-        source.restamp(.at(bootTime: 9000, clock: clock))
-        #expect(store.current.revision == 0)
-        #expect(store.expiry.json == .null)
+    @Test("A retired refresher neither serves nor moves the expiry, whatever a reload or the wall clock asks")
+    func aRetiredRefresherWritesNothing() async throws {
+        let rig = try RefresherClockTests.Rig { $0.cacheMaxAge = .seconds(3 * 3600) }
+        defer { rig.directory.remove() }
+        await rig.startAndFetch()
+        let revision = rig.store.current.revision
+        let expiry = try #require(Self.bootTime(rig.store.expiry))
+        await rig.refresher.retire()
+        var configuration = Configuration()
+        configuration.applicationCode = "ABCDE-12345"
+        configuration.cacheMaxAge = .seconds(3600)
+        await rig.refresher.update(configuration: configuration)
+        rig.clock.setWall(by: RefresherClockTests.day)
+        await rig.refresher.wallClockChanged()
+        rig.clock.advance(by: 4 * 3600)
+        await rig.refresher.tick()
+        #expect(rig.store.current.revision == revision)
+        #expect(Self.bootTime(rig.store.expiry) == expiry)
+    }
+
+    /// The boot-clock time of `expiry`, which a wall-clock change does not move; nil when it never expires.
+    static func bootTime(_ expiry: FlagExpiry) -> Double? {
+        guard case .at(let bootTime, _) = expiry else { return nil }
+        return bootTime
     }
 
     @Test("flagsChanged says the expiry of the update it tells")

@@ -1,10 +1,11 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// Every method's result: its one writer and its one reader agree, and the fast writers write the same bytes as
 /// the general ones.
-@Suite struct CallResultTests {
+@Suite(.hangLimit) struct CallResultTests {
     static let flag = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1",
         properties: ["b": "x\ny", "a": ["columns": 2], "c": [1, true, nil]])
@@ -176,13 +177,14 @@ import Testing
         status.revision = 7
         status.fetchedAt = "2026-11-29T12:00:00Z"
         status.lastError = .init(status: 503, at: "2026-11-29T12:05:00Z")
-        status.impressions = .init(sent: 4, duplicate: 9, failed: 1)
+        status.impressions = .init(sent: 4, duplicate: 9, failed: 1, logged: 3)
         status.cacheError = .init(reason: "disk full", at: "2026-11-29T12:06:00Z")
         let text = try roundTrip(status)
         let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
         #expect(text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","cacheError":{"at":"#))
         #expect(names.count == 22)
         #expect(names.contains("heldUntil"))
+        #expect(text.contains(#""impressions":{"duplicate":9,"failed":1,"logged":3,"sent":4}"#))
         #expect(StatusResult(result: ["expiresAt": "2031-01-01T00:00:00Z"])?.expiresAt == "2031-01-01T00:00:00Z")
         #expect(StatusResult(result: [1, 2]) == nil)
     }

@@ -1,9 +1,10 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// `Call(method:params:)`: every method (docs/protocol.md), and the errors for unknown methods and bad params.
-@Suite struct CallTests {
+@Suite(.hangLimit) struct CallTests {
     static let valid: [(String, [String: JSONValue], Call)] = [
         ("get", ["key": "a"], .get(key: "a")),
         ("getAll", [:], .getAll),

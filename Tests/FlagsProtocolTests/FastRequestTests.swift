@@ -1,10 +1,11 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 @testable import FlagsProtocol
 
 /// The fast scanner may only ever agree with the general path, or step aside.
-@Suite struct FastRequestTests {
+@Suite(.hangLimit) struct FastRequestTests {
     static let recognised: [String] = [
         #"{"id":1,"method":"get","params":{"key":"new_checkout"}}"#,
         #"{"jsonrpc":"2.0","id":"a-b c","method":"get","params":{"key":"é😀"}}"#,

@@ -1,8 +1,9 @@
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// Line framing (docs/protocol.md): `\n`-terminated lines, `\r\n` tolerated, blank lines skipped, a length limit.
-@Suite struct LineFramerTests {
+@Suite(.hangLimit) struct LineFramerTests {
     private func lines(_ framer: inout LineFramer) -> [String] {
         var found: [String] = []
         while case .line(let line) = framer.next() { found.append(String(decoding: line, as: UTF8.self)) }

@@ -1,9 +1,10 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// Responses and notifications: compact lines that decode to what was encoded, never a raw newline inside.
-@Suite struct MessageTests {
+@Suite(.hangLimit) struct MessageTests {
     static let awkward = [
         "line\nbreak", "cr\rlf\r\n", "tab\tand \"quotes\" and \\", "\u{2028}\u{2029}", "\u{0}nul", "émoji 😀", "",
     ]

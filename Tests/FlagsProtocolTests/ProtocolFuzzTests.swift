@@ -9,7 +9,7 @@ import Testing
 ///
 /// `PWFLAGS_FUZZ_SECONDS` sets the run's length (default 5 s, what CI spends) and `PWFLAGS_FUZZ_SEED` its seed,
 /// so a failure is replayed exactly.
-@Suite struct ProtocolFuzzTests {
+@Suite(.hangLimit(fuzzingFor: "PWFLAGS_FUZZ_SECONDS")) struct ProtocolFuzzTests {
     static let corpus = FuzzCorpus.seeds()
 
     static var duration: Duration {

@@ -1,9 +1,10 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// The request envelope of docs/protocol.md, as `Request.decode` checks it.
-@Suite struct RequestDecodeTests {
+@Suite(.hangLimit) struct RequestDecodeTests {
     private func decode(_ text: String) -> Result<Request, Request.Failure> {
         Request.decode(Array(text.utf8))
     }

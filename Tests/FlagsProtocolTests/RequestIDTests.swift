@@ -1,9 +1,10 @@
 import FlagsCore
 import FlagsProtocol
+import TestSupport
 import Testing
 
 /// `RequestID`: the id of a request line as its JSON text, found in the line the general path decoded.
-@Suite struct RequestIDTests {
+@Suite(.hangLimit) struct RequestIDTests {
     private func echoed(_ line: String) -> String? {
         let bytes = Array(line.utf8)
         guard case .success(let request) = Request.decode(bytes[...]) else { return nil }

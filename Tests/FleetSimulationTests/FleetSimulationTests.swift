@@ -1,4 +1,5 @@
 import FlagsCore
+import TestSupport
 import Testing
 
 @testable import FleetSimulation
@@ -6,7 +7,7 @@ import Testing
 /// The fleet simulator on a small fleet: every target of the table holds with the default configuration, so CI
 /// checks the targets on each change of the refresh policy. The full run (`pwflags-fleet`) uses a million
 /// devices; this one is just large enough that a minute's count is not noise (about 500 requests a minute).
-@Suite struct FleetSimulationTests {
+@Suite(.hangLimit) struct FleetSimulationTests {
     static let simulation = FleetSimulation(devices: 30_000, days: 1.5)
 
     @Test("Every scenario meets its target with the defaults", arguments: Scenario.all.map(\.name))

@@ -8,7 +8,7 @@ import Testing
 /// envelope sends the daemon back to the default address, a moved address that fails for longer than
 /// `CacheMaxAge` is dropped, `ServerURL` ignores every move, and an http `base_url` is never followed. The default
 /// address reaches a local server through `PWFLAGSD_TEST_CONNECT_TO`.
-@Suite("Following Pushwoosh's address moves")
+@Suite("Following Pushwoosh's address moves", .hangLimit)
 struct AddressMoveTests {
     static let code = "ABCDE-12345"
 

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Refreshes nobody asked for (R8a-c): session starts, the interval, push registration.
-@Suite struct AutomaticRefreshTests {
+@Suite(.hangLimit) struct AutomaticRefreshTests {
     @Test("R8a: Lifecycle=foreground requests flags when the daemon starts (a session start)")
     func r8aSessionStartAtDaemonStart() async throws {
         let rig = try PushwooshRig.start { $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags") }

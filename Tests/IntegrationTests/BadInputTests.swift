@@ -10,7 +10,7 @@ import Testing
 
 /// Bad input and greedy clients, each answered as docs/protocol.md says, while the daemon keeps serving
 /// everyone else.
-@Suite struct BadInputTests {
+@Suite(.hangLimit) struct BadInputTests {
     /// Checks that the daemon is up and that a fresh connection still gets answers.
     private func expectStillServing(_ daemon: DaemonProcess, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(daemon.isRunning, "pwflagsd exited; its log:\n\(daemon.log)", sourceLocation: sourceLocation)

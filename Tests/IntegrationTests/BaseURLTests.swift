@@ -14,7 +14,7 @@ import Testing
 /// through `$https_proxy` with a `CONNECT host:port` line, so a fake server standing in as the proxy sees which
 /// host the daemon chose. Following a `base_url` in a reply is covered by the unit tests of the acceptance
 /// rule (PushwooshEndpoint, PushwooshEnvelope, BaseAddress): a reply over https cannot be faked here.
-@Suite struct BaseURLTests {
+@Suite(.hangLimit) struct BaseURLTests {
     static let config = """
         [Pushwoosh]
         ApplicationCode=ABCDE-12345

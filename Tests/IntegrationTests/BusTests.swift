@@ -12,7 +12,7 @@ import Testing
 /// `dbus-daemon` that runs the system bus's default policy and the policy file the package installs.
 ///
 /// Users and groups are created for the access tests, so the suite runs as root (as CI does).
-@Suite(.serialized, .enabled(if: getuid() == 0, "creates users and the pwflags group: needs root"))
+@Suite(.serialized, .hangLimit, .enabled(if: getuid() == 0, "creates users and the pwflags group: needs root"))
 struct BusTests {
     static let flags = [
         Fixtures.checkout,

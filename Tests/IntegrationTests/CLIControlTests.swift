@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The control methods from the shell: `pwflags set-user-id`, `app-state` and `push-registered`.
-@Suite struct CLIControlTests {
+@Suite(.hangLimit) struct CLIControlTests {
     @Test("set-user-id sets the user the daemon reports, and \"\" goes back to the HWID")
     func setUserId() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)

@@ -5,7 +5,7 @@ import Testing
 
 /// `pwflags listen --exec CMD KEY...`: the command runs on each change of the listened flags, with the change in
 /// its environment, one run at a time, through failures and daemon restarts.
-@Suite struct CLIListenExecTests {
+@Suite(.hangLimit) struct CLIListenExecTests {
     /// The lines the command appended to `file` so far.
     static func lines(_ file: String) -> [String] {
         ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

@@ -5,7 +5,7 @@ import Testing
 
 /// `pwflags listen` without `--exec` outlives daemon restarts (an upgrade restarts the service): it waits for the
 /// daemon, resumes from the epoch and revision it saw, and prints each change once.
-@Suite struct CLIListenResumeTests {
+@Suite(.hangLimit) struct CLIListenResumeTests {
     /// The next line `listener` prints, failing the test when none comes.
     static func nextLine(_ listener: RunningCLI) throws -> String {
         try #require(listener.readLine(timeout: .seconds(15)), "pwflags listen printed nothing")

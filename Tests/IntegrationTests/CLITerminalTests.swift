@@ -5,7 +5,9 @@ import Testing
 
 /// On a terminal, nothing that came from a flag source reaches the person as a control character; through a pipe
 /// and with `--json`, the output stays exact.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) for a pty"))
+@Suite(
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs script(1) for a pty"),
+    .hangLimit)
 struct CLITerminalTests {
     static let hostileKey = "evil\u{1B}]0;pwned\u{07}\nforged: enabled (rule r)"
     static let hostile = Flag(

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The `pwflags` binary against a real daemon: output, exit statuses, help, errors.
-@Suite struct CLITests {
+@Suite(.hangLimit) struct CLITests {
     private func run(_ daemon: DaemonProcess, _ arguments: [String]) throws -> CLI.Outcome {
         try CLI.run(["--socket", daemon.socketPath] + arguments)
     }

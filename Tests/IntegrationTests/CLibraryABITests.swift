@@ -4,7 +4,7 @@ import Testing
 
 /// What a system library promises its programs: the SONAME, libc only, the size, only the API exported (and
 /// each with its man page), and the Debian symbols file that `dpkg-shlibdeps` relies on.
-@Suite struct CLibraryABITests {
+@Suite(.hangLimit) struct CLibraryABITests {
     static func output(_ line: String) throws -> String {
         try Command.run("/bin/sh", ["-c", line], timeout: .seconds(120)).stdout
     }

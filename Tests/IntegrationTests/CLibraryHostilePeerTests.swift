@@ -8,7 +8,7 @@ import Testing
 
 /// libpwflags against a peer that is not a well-behaved daemon: the program goes on, the library comes back
 /// with backoff, and its memory stays within the bound docs/c-library.md states.
-@Suite(.serialized) struct CLibraryHostilePeerTests {
+@Suite(.serialized, .hangLimit) struct CLibraryHostilePeerTests {
     /// The stated bound (a 16 MiB line, its parse at most 8 times that) plus the program itself.
     static let residentLimit = 200 << 20
 

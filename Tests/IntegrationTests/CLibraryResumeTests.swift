@@ -5,7 +5,7 @@ import Testing
 
 /// libpwflags across daemon restarts and with no daemon at start: reads go on, the mirror resumes with
 /// `epoch` and `since`, and listeners hear only real changes.
-@Suite(.serialized) struct CLibraryResumeTests {
+@Suite(.serialized, .hangLimit) struct CLibraryResumeTests {
     static func probe() throws -> String {
         try CLibrary.build().compile(["tests/probe.c"], output: "probe")
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// libpwflags under valgrind memcheck, AddressSanitizer and ThreadSanitizer, and its JSON reader under
 /// libFuzzer: no leak, no invalid access, no data race, no crash.
-@Suite(.serialized) struct CLibrarySanitizerTests {
+@Suite(.serialized, .hangLimit) struct CLibrarySanitizerTests {
     /// A session that uses every call: reads, a listener, a change, calls with callbacks, a daemon restart.
     static func exercise(_ program: CProgram, _ daemon: DaemonProcess) async throws -> DaemonProcess {
         #expect(program.ask("snapshot 60000", expecting: "snapshot", timeout: .seconds(90)) == "snapshot 1")

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// libpwflags from C, C++ and Python against the real daemon: the SDK's calls as a C program makes them.
-@Suite(.serialized) struct CLibraryTests {
+@Suite(.serialized, .hangLimit) struct CLibraryTests {
     /// The demo flags (config/demo-flags.json's), served from a local file.
     static func demoDaemon() throws -> DaemonProcess {
         try DaemonProcess.serving(Fixtures.all)

@@ -7,22 +7,16 @@ import Testing
 #endif
 
 /// The checkout example against a daemon on config/demo-flags.json; its output is quoted in docs/client-library.md.
-@Suite struct CheckoutExampleTests {
+@Suite(.hangLimit) struct CheckoutExampleTests {
     /// config/demo-flags.json, found from this file's place in the repository.
     static let demoFlags = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("config/demo-flags.json").path
 
+    /// Runs the example to its end, within a minute (a hang fails the test): its status and what it printed.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.executable("checkout-example"))
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let outcome = try Command.run(
+            DaemonProcess.executable("checkout-example"), arguments, check: false, timeout: .seconds(60))
+        return (outcome.status, outcome.stdout)
     }
 
     @Test("checkout-example shows the new checkout with the demo flags")

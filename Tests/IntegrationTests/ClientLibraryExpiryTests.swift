@@ -12,7 +12,7 @@ import UnixIO
 #endif
 
 /// R15 end to end: the daemon goes away, the mirror's clock passes `expiresAt`, the flags go.
-@Suite struct ClientLibraryExpiryTests {
+@Suite(.hangLimit) struct ClientLibraryExpiryTests {
     @Test("R15: while the daemon is away the mirror serves its flags until expiresAt, then none, and tells listeners")
     func mirrorExpiresWhileDisconnected() async throws {
         let server = try FakePushwooshServer.start()

@@ -12,7 +12,7 @@ import UnixIO
 #endif
 
 /// refresh() and refresh(completion:) against a Pushwoosh-backed daemon on the fake server (R10, R11).
-@Suite struct ClientLibraryRefreshTests {
+@Suite(.hangLimit) struct ClientLibraryRefreshTests {
     static let checkout = Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: ["max_items": 5])
 
     static func startDaemon(_ server: FakePushwooshServer) throws -> DaemonProcess {

@@ -13,7 +13,7 @@ import UnixIO
 #endif
 
 /// The client library against the real daemon on the local flags file: mirror, listeners, restarts.
-@Suite(.serialized) struct ClientLibraryTests {
+@Suite(.serialized, .hangLimit) struct ClientLibraryTests {
     /// As the daemon serves them from the local file (which is why they say so).
     static let checkout = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["button_color": "green"],

@@ -8,7 +8,7 @@ import Testing
 
 /// The running daemon watches for wall-clock changes without polling (a `timerfd` cancelled on a clock change). No test
 /// sets the machine's clock, so this checks the watch itself as the kernel shows it.
-@Suite struct ClockWatchTests {
+@Suite(.hangLimit) struct ClockWatchTests {
     @Test("From READY=1 on, the daemon holds a CLOCK_REALTIME timerfd armed with TFD_TIMER_CANCEL_ON_SET")
     func daemonWatchesTheWallClock() throws {
         let rig = try PushwooshRig.start { $0.setDefaultReply(.hang, for: "getFeatureFlags") }

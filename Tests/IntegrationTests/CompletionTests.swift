@@ -4,7 +4,7 @@ import Testing
 
 /// The bash completion shipped in the package (`systemd/completion/pwflags`), run by bash itself with Debian's
 /// bash-completion: commands as `pwflags --help` lists them, the keys of the running daemon, option values.
-@Suite struct CompletionTests {
+@Suite(.hangLimit) struct CompletionTests {
     static let completion = ManPage.repositoryRoot.appendingPathComponent("systemd/completion/pwflags").path
     /// Runs the completion on the line in `$2`, as bash does for a Tab at its end, and prints the candidates.
     static let driver = """

@@ -4,7 +4,7 @@ import Testing
 
 /// Every duration, size and count is range-checked where it is parsed: what `--check-config` accepts, the daemon
 /// can use, and no value makes it trap at start.
-@Suite struct ConfigurationRangeTests {
+@Suite(.hangLimit) struct ConfigurationRangeTests {
     @Test(arguments: [
         "[OFREP]\nIdleTimeout=1000y\n", "[Daemon]\nMetricsInterval=300y\n", "[FeatureFlags]\nRefreshInterval=11y\n",
         "[Daemon]\nMaxPendingBytes=9223372036854775807\n", "[Daemon]\nMaxConnections=4294967296\n",

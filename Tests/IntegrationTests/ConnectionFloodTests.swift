@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Many connections opened and dropped, one after another and in bursts: nothing may leak.
-@Suite struct ConnectionFloodTests {
+@Suite(.hangLimit) struct ConnectionFloodTests {
     /// The status of `pid` once its descriptor count has stayed the same for 300 ms (at most 10 s): the daemon
     /// opens a few of its own (the file watch, timers) just after READY=1, which no message announces.
     static func settledStatus(of pid: Int32) -> ProcessStatus? {

@@ -9,7 +9,7 @@ import Testing
 
 /// At `MaxConnections`, a connection its peer closed no longer counts: hangups are handled before new
 /// connections are counted.
-@Suite struct ConnectionSlotTests {
+@Suite(.hangLimit) struct ConnectionSlotTests {
     @Test func aClientConnectingRightAfterAnotherLeftIsServedAtTheLimit() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nMaxConnections=2\n")
         defer { daemon.cleanUp() }

@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// The API token lives in the daemon's memory: no core file may carry it, whoever starts the daemon.
-@Suite struct CoreDumpTests {
+@Suite(.hangLimit) struct CoreDumpTests {
     @Test("The daemon runs with a zero core file limit")
     func coreLimitIsZero() throws {
         let daemon = try SystemdNotifyTests.localDaemon()

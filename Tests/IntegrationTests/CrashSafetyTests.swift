@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// `kill -9` at random moments around cache writes: every restart finds the old cache or the new one.
-@Suite struct CrashSafetyTests {
+@Suite(.hangLimit) struct CrashSafetyTests {
     /// `PWFLAGS_CRASH_KILLS` (default 200): how many daemons are killed.
     static var kills: Int {
         ProcessInfo.processInfo.environment["PWFLAGS_CRASH_KILLS"].flatMap(Int.init) ?? 200

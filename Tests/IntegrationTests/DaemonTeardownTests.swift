@@ -8,7 +8,7 @@ import Testing
 
 /// pwflags-bench and pwflags-soak take the daemons they start down with them, however they are stopped: a run
 /// killed by a timeout leaves nothing running.
-@Suite(.serialized) struct DaemonTeardownTests {
+@Suite(.serialized, .hangLimit) struct DaemonTeardownTests {
     /// Starts `executable` with `arguments` and waits until it has a running `pwflagsd` child.
     static func startWithDaemon(_ executable: String, _ arguments: [String]) async throws -> (Process, Int32) {
         let process = Process()
@@ -54,7 +54,12 @@ import Testing
     func soakTerminated(_ number: Int32) async throws {
         let (soak, daemon) = try await Self.startWithDaemon("pwflags-soak", ["--seconds", "120"])
         kill(soak.processIdentifier, number)
-        soak.waitUntilExit()
+        guard DaemonExitCheck.waitForExit(soak, timeout: .seconds(30)) else {
+            kill(soak.processIdentifier, SIGKILL)
+            soak.waitUntilExit()
+            Issue.record("the soak did not exit on signal \(number)")
+            return
+        }
         #expect(soak.terminationStatus == 128 + number)
         #expect(!ProcessTree.isRunning(daemon))
     }

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The running daemon's timers, as the kernel sees them: intervals are measured on the boot clock.
-@Suite struct DaemonTimerClockTests {
+@Suite(.hangLimit) struct DaemonTimerClockTests {
     /// A timerfd of a process, as `/proc/PID/fdinfo` describes it.
     struct Timer: CustomStringConvertible {
         /// The clock id (`CLOCK_REALTIME` 0, `CLOCK_MONOTONIC` 1, `CLOCK_BOOTTIME` 7).

@@ -9,7 +9,7 @@ import Testing
 
 /// A daemon out of file descriptors: connections wait in the backlog, and the daemon neither spins nor floods
 /// its log while they do.
-@Suite struct DescriptorExhaustionTests {
+@Suite(.hangLimit) struct DescriptorExhaustionTests {
     @Test func runningOutOfDescriptorsNeitherSpinsNorFloodsTheLogAndServingResumes() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

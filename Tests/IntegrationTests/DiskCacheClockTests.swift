@@ -11,7 +11,7 @@ import Testing
 /// boot, by the wall clock after a reboot, provisional when the wall clock reads earlier than the fetch. The
 /// machine's clocks are never changed: the cache file is rewritten as a daemon in each situation would have left
 /// it. The tests' configuration has CacheMaxAge=1h.
-@Suite struct DiskCacheClockTests {
+@Suite(.hangLimit) struct DiskCacheClockTests {
     /// This boot's id as libsystemd gives it: 32 hex digits.
     static var bootID: String {
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""

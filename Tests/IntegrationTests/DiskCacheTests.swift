@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The disk cache across restarts (R7, R13): whose flags it holds, how long, and what is never written.
-@Suite struct DiskCacheTests {
+@Suite(.hangLimit) struct DiskCacheTests {
     /// Runs a first daemon until its complete response is on disk, then stops it; returns its directory.
     func cacheFirst(
         _ server: FakePushwooshServer,

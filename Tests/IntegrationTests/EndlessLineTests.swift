@@ -9,7 +9,7 @@ import UnixIO
 #endif
 
 /// A client that sends 100 MiB without a newline is cut off at `MaxLineBytes`; the daemon never buffers the rest.
-@Suite struct EndlessLineTests {
+@Suite(.hangLimit) struct EndlessLineTests {
     @Test func aHundredMebibytesWithoutANewlineAreRefusedAtMaxLineBytesAndNeverBuffered() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

@@ -5,7 +5,7 @@ import Testing
 
 /// The epoch: a value every reply and notification with a revision carries, new at each daemon start, so that a
 /// client can resume a change stream with `listen`'s `since` instead of taking the whole listing again.
-@Suite struct EpochTests {
+@Suite(.hangLimit) struct EpochTests {
     /// The epoch of a result or notification params; fails the test when it is not 32 lowercase hex digits.
     static func epoch(_ value: JSONValue?) throws -> String {
         let epoch = try #require(value?["epoch"]?.stringValue)

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Keys compare by their exact characters (R2): no case folding, and no Unicode canonical equivalence either.
-@Suite struct ExactKeyTests {
+@Suite(.hangLimit) struct ExactKeyTests {
     /// "café" with a precomposed é (U+00E9) and with an e and a combining acute accent (U+0301).
     static let precomposed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"

@@ -10,7 +10,7 @@ import Testing
 
 /// A `listen` reply and every `flagsChanged` carry `expiresAt`, as `status` reports it: a subscriber learns the
 /// age of its flags with them, without a `status` round trip per notification.
-@Suite struct ExpiryNoticeTests {
+@Suite(.hangLimit) struct ExpiryNoticeTests {
     @Test("With the local file, listen's reply and each flagsChanged carry expiresAt null (never expires)")
     func localFileNeverExpires() throws {
         let daemon = try DaemonProcess.serving([Fixtures.banner])

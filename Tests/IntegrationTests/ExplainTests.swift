@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `explain` and `pwflags explain` on the real daemon: why a flag reads as it does, or why it reads as nothing.
-@Suite struct ExplainTests {
+@Suite(.hangLimit) struct ExplainTests {
     static func explain(_ key: String, on session: SocketSession) throws -> JSONValue {
         try #require(try session.result("explain", ["key": .string(key)]))
     }

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The local flags file as a source: edits reach listeners (R9), invalid files keep the last good flags.
-@Suite struct FlagsFileTests {
+@Suite(.hangLimit) struct FlagsFileTests {
     /// Applies a `flagsChanged` to a snapshot the way docs/protocol.md says a client should.
     private func apply(_ change: FlagsChanged, to flags: inout [String: Flag]) {
         for flag in change.changed { flags[flag.key] = flag }

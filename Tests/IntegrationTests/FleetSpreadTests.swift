@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// F1 with real daemons: a fleet started together does not stay a herd.
-@Suite struct FleetSpreadTests {
+@Suite(.hangLimit) struct FleetSpreadTests {
     static let daemons = 16
     /// Short, so that three intervals pass in seconds; the spread is as wide as the interval (the default caps it).
     static let interval = 3.0

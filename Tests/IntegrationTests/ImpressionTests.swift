@@ -8,14 +8,16 @@ import Testing
 #endif
 
 /// R17, R18 against the real daemon and the fake Pushwoosh server.
-@Suite struct ImpressionTests {
+@Suite(.hangLimit) struct ImpressionTests {
     static let checkout = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1a2b3c4d", properties: ["color": "green"])
     static let banner = Flag(key: "banner", isEnabled: false, ruleId: "default")
 
-    /// A rig whose daemon has `flags` already fetched and served, and a client connected to it.
-    static func start(flags: [Flag] = [checkout, banner], extra: String = "") async throws -> (PushwooshRig, RawClient)
-    {
+    /// A rig whose daemon has `flags` already fetched and served, and a client connected to it. `clientLifecycle`:
+    /// with `Lifecycle=client`, the client having brought the app to the foreground (the session that fetched).
+    static func start(
+        flags: [Flag] = [checkout, banner], extra: String = "", clientLifecycle: Bool = false
+    ) async throws -> (PushwooshRig, RawClient) {
         let rig = try PushwooshRig.start(
             daemon: { server in
                 try DaemonProcess(
@@ -26,6 +28,7 @@ import Testing
                         HWID=hwid-1
                         [FeatureFlags]
                         RefreshThrottle=1h
+                        \(clientLifecycle ? "Lifecycle=client" : "")
                         \(extra)
                         """
                 )
@@ -33,6 +36,9 @@ import Testing
             replies: { $0.setDefaultReply(.flags(flags), for: "getFeatureFlags") })
         do {
             let client = try RawClient(socketPath: rig.daemon.socketPath)
+            if clientLifecycle {
+                #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
+            }
             try await waitForFlag(flags.first?.key ?? "", client: client)
             return (rig, client)
         } catch {
@@ -52,6 +58,8 @@ import Testing
         let subscription = try #require(snapshot["result"]?["subscription"]?.stringValue)
         _ = try client.request(#"{"id":"u","method":"unlisten","params":{"subscription":"\#(subscription)"}}"#)
     }
+
+    static let foreground = #"{"id":1,"method":"setAppState","params":{"state":"foreground"}}"#
 
     static func logImpression(_ key: String, _ client: RawClient) throws -> JSONValue? {
         try client.request(#"{"id":1,"method":"logImpression","params":{"key":"\#(key)"}}"#)?["result"]
@@ -102,7 +110,7 @@ import Testing
         #expect(events.count == 2)
         #expect(events.map { $0.requestObject?["attributes"]?["flag_key"] } == ["new_checkout", "banner"])
         let status = try #require(try client.request(#"{"id":9,"method":"status"}"#)?["result"])
-        #expect(status["impressions"] == ["sent": 2, "duplicate": 1, "failed": 0])
+        #expect(status["impressions"] == ["sent": 2, "duplicate": 1, "failed": 0, "logged": 0])
     }
 
     @Test("R18: a new rule or a new state of the flag is a new impression")
@@ -149,26 +157,9 @@ import Testing
 
     @Test("R18: with Lifecycle=client, a session that starts after SessionTimeout reports again")
     func clientSessionSendsAgain() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Self.checkout]), for: "getFeatureFlags")
-        let daemon = try DaemonProcess(
-            config: """
-                [Pushwoosh]
-                ApplicationCode=ABCDE-12345
-                ServerURL=\(server.baseURL)
-                [FeatureFlags]
-                Lifecycle=client
-                SessionTimeout=200ms
-                """
-        )
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
-        let client = try RawClient(socketPath: daemon.socketPath)
-        let foreground = #"{"id":1,"method":"setAppState","params":{"state":"foreground"}}"#
-        #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
-        try await Self.waitForFlag("new_checkout", client: client)
+        let (rig, client) = try await Self.start(extra: "SessionTimeout=200ms", clientLifecycle: true)
+        defer { rig.stop() }
+        let (server, foreground) = (rig.server, Self.foreground)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(try client.request(#"{"id":2,"method":"setAppState","params":{"state":"background"}}"#) != nil)
         #expect(try client.request(foreground)?["result"]?["sessionStarted"] == false)
@@ -179,6 +170,23 @@ import Testing
         #expect(try client.request(foreground)?["result"]?["sessionStarted"] == true)
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
         #expect(Self.postEvents(server).count == 2)
+    }
+
+    @Test("R8d, R18: with Lifecycle=client, a user change in the background reports the impression again")
+    func backgroundUserChangeSendsAgain() async throws {
+        let (rig, client) = try await Self.start(clientLifecycle: true)
+        defer { rig.stop() }
+        let server = rig.server
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
+        #expect(try client.request(#"{"id":2,"method":"setAppState","params":{"state":"background"}}"#) != nil)
+        // A user change in the background starts no session; the new user's impression is reported all the same.
+        let change = #"{"id":3,"method":"setUserId","params":{"userId":"alice"}}"#
+        #expect(try client.request(change)?["result"]?["userId"] == "alice")
+        try await Self.waitForFlag("new_checkout", client: client)
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "sent")
+        #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "duplicate")
+        let users = Self.postEvents(server).map { $0.requestObject?["userId"] }
+        #expect(users == ["hwid-1", "alice"])
     }
 
     @Test("F3: an impression's 429 with Retry-After holds the next impression and the next flag request")
@@ -225,7 +233,7 @@ import Testing
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "duplicate")
         #expect(Self.postEvents(server).count == 3)
         let status = try #require(try client.request(#"{"id":9,"method":"status"}"#)?["result"])
-        #expect(status["impressions"] == ["sent": 1, "duplicate": 1, "failed": 2])
+        #expect(status["impressions"] == ["sent": 1, "duplicate": 1, "failed": 2, "logged": 0])
         #expect(daemon.log.contains("PWFLAGS_EVENT=impression-failed"))
     }
 
@@ -289,5 +297,8 @@ import Testing
         #expect(try Self.logImpression("new_checkout", client)?["outcome"] == "duplicate")
         #expect(try Self.logImpression("other", client)?["outcome"] == "noFlag")
         #expect(daemon.log.contains("PWFLAGS_EVENT=impression FLAG_KEY=new_checkout RULE_ID=r_1 ENABLED=true"))
+        // Counted as logged, as metrics' outcome="logged", never as sent: nothing reached Pushwoosh.
+        let counts = try client.request(#"{"id":2,"method":"status"}"#)?["result"]?["impressions"]
+        #expect(counts == ["duplicate": 1, "failed": 0, "logged": 1, "sent": 0], "\(String(describing: counts))")
     }
 }

@@ -9,7 +9,7 @@ import Testing
 
 /// A flag set larger than `MaxPendingBytes` (the upstream limit is 8 MiB, the default bound 4 MiB) is served
 /// whole to a client that reads, while a client that does not read is still cut off.
-@Suite struct LargeFlagSetTests {
+@Suite(.hangLimit) struct LargeFlagSetTests {
     /// 20 flags with a property of 300 KB each: about 6 MB listed, under the 8 MiB file and reply limits.
     static func flags(round: Int = 0) -> [Flag] {
         (0..<20).map { index in
@@ -50,7 +50,7 @@ import Testing
         defer { daemon.cleanUp() }
         let client = try daemon.connect()
         let epoch = try #require(try client.call("status")?["result"]?["epoch"]?.stringValue)
-        let reader = try LineClient(path: daemon.socketPath)
+        let reader = try LineClient(path: daemon.socketPath, receiveTimeout: .seconds(60))
         // The fast path (a plain request) and the general path (a member it does not know) alike.
         for (id, line) in [
             (1, #"{"id":1,"method":"getAll"}"#), (2, #"{"jsonrpc":"2.0","id":2,"method":"getAll","params":{}}"#),
@@ -70,7 +70,7 @@ import Testing
                 == true)
         #expect(refreshed?.hasSuffix(#"],"fromNetwork":false}}"#) == true)
         #expect(Self.holdsEveryFlag(refreshed))
-        let subscriber = try LineClient(path: daemon.socketPath)
+        let subscriber = try LineClient(path: daemon.socketPath, receiveTimeout: .seconds(60))
         try subscriber.send(Array(#"{"id":1,"method":"listen"}"#.utf8) + [10])
         let listed = subscriber.readText()
         #expect(listed?.hasPrefix(#"{"jsonrpc":"2.0","id":1,"result":{"subscription":"#) == true)
@@ -87,7 +87,7 @@ import Testing
         try directory.write(LocalFlags.fileName, Self.fileText(round: 0))
         let daemon = try DaemonProcess(config: LocalFlags.config(in: directory), directory: directory)
         defer { daemon.cleanUp() }
-        let client = try LineClient(path: daemon.socketPath)
+        let client = try LineClient(path: daemon.socketPath, receiveTimeout: .seconds(60))
         // Ten listings asked in one write: 60 MB of answers, read only once all are asked.
         try client.send(Array((1...10).map { #"{"id":\#($0),"method":"getAll"}"# + "\n" }.joined().utf8))
         for id in 1...10 {
@@ -106,7 +106,7 @@ import Testing
         let pid = daemon.process.processIdentifier
         let sluggard = try daemon.connect()
         try sluggard.send(line: #"{"id":1,"method":"listen"}"#)
-        let reader = try LineClient(path: daemon.socketPath)
+        let reader = try LineClient(path: daemon.socketPath, receiveTimeout: .seconds(60))
         try reader.send(Array(#"{"id":1,"method":"listen"}"#.utf8) + [10])
         #expect(Self.holdsEveryFlag(reader.readText()))
         let before = try #require(ProcessStatus(pid: pid))

@@ -5,7 +5,7 @@ import Testing
 
 /// libcurl and the libraries it brings are loaded at the daemon's first request to Pushwoosh, not at its start:
 /// a daemon on a local flags file never maps them, and none delays READY=1.
-@Suite struct LazyLibcurlTests {
+@Suite(.hangLimit) struct LazyLibcurlTests {
     /// True when the process maps a libcurl file.
     static func mapsLibcurl(_ daemon: DaemonProcess) throws -> Bool {
         // Read to the end: /proc files have no size, and a read by size stops short.

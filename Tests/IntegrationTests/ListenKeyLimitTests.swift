@@ -9,7 +9,7 @@ import Testing
 
 /// `listen` keys are bounded per connection (`MaxListenKeys`), so that the connections' subscriptions cannot grow
 /// the daemon without limit.
-@Suite struct ListenKeyLimitTests {
+@Suite(.hangLimit) struct ListenKeyLimitTests {
     private static func keys(_ count: Int, prefix: String = "k") -> JSONValue {
         .array((0..<count).map { .string("\(prefix)\($0)") })
     }

@@ -10,7 +10,7 @@ import Testing
 
 /// The local flags file is read by inotify, by `refresh` and by the refresher (a user change, a session start):
 /// reads that race each other must never put back content the file no longer holds.
-@Suite struct LocalFileOrderTests {
+@Suite(.hangLimit) struct LocalFileOrderTests {
     /// The flag whose rule id carries the edit's number.
     static func flag(_ version: Int) -> Flag {
         Flag(key: "v", isEnabled: true, ruleId: "r\(version)")
@@ -56,7 +56,9 @@ import Testing
             (try? reader.call("get", ["key": "v"]))?["result"]?["flag"]?["ruleId"] == .string("r\(edits)")
         }
         race.stopping.store(true, ordering: .relaxed)
-        for _ in 0..<Race.threads { race.finished.wait() }
+        for _ in 0..<Race.threads {
+            #expect(race.finished.wait(timeout: .now() + 60) == .success, "a racing client never ended")
+        }
         #expect(settled)
         #expect(race.calls.load(ordering: .relaxed) > 0)
 

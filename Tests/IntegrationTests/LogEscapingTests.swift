@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The daemon's stderr log shows control characters from keys escaped: no NUL or escape sequence reaches it raw.
-@Suite struct LogEscapingTests {
+@Suite(.hangLimit) struct LogEscapingTests {
     @Test func aKeyWithANulAndAnEscapeSequenceIsLoggedEscaped() async throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

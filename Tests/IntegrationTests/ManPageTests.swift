@@ -4,7 +4,7 @@ import Testing
 
 /// The man pages in `systemd/man/` (shipped in the package) say what `--help` and the configuration reference
 /// say: a command, option or key added, removed or reworded on one side fails here until the other follows.
-@Suite struct ManPageTests {
+@Suite(.hangLimit) struct ManPageTests {
     private static func help(_ executable: String, _ arguments: [String] = ["--help"]) throws -> String {
         let outcome = try CLI.run(arguments, executable: executable)
         try #require(outcome.status == 0, "\(executable) \(arguments): \(outcome)")

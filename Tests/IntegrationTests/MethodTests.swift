@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Every method (docs/protocol.md) over a real socket, against the real daemon serving a local flags file.
-@Suite struct MethodTests {
+@Suite(.hangLimit) struct MethodTests {
     @Test func getReturnsTheStoredFlag() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

@@ -5,7 +5,7 @@ import Testing
 
 /// `metrics`, `pwflags metrics` and `MetricsFile=` on the real daemon, the text checked by prometheus-client's
 /// own parsers.
-@Suite(.serialized) struct MetricsTests {
+@Suite(.serialized, .hangLimit) struct MetricsTests {
     static func metrics(on session: SocketSession, format: String = "openmetrics") throws -> [JSONValue] {
         let text = try #require(try session.result("metrics", ["format": .string(format)])?["text"]?.stringValue)
         return try PrometheusParser.parse(text, format: format)

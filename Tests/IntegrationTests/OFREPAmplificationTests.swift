@@ -5,7 +5,7 @@ import Testing
 
 /// A flag whose key is long and whose properties are many reads as key length x properties bytes of OFREP
 /// evaluations: the listener bounds what one bulk answer may cost and keeps answering everyone else.
-@Suite struct OFREPAmplificationTests {
+@Suite(.hangLimit) struct OFREPAmplificationTests {
     /// A 57 KB `setOverride` line: a 30,000-byte key and 3,000 one-number properties, about 180 MB as evaluations.
     static func amplifying(_ index: Int) -> JSONValue {
         var properties: [String: JSONValue] = [:]

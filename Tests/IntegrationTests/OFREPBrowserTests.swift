@@ -7,7 +7,7 @@ import Testing
 /// an allowed origin reads a flag with the token, follows the event stream, re-fetches (304 while nothing changed,
 /// 200 with a new ETag after the flags file changed) and shows the new value within 2 s; a page from another origin
 /// cannot read. Fails, never skips, without chromium, chromedriver or the venv (CI's setup installs them).
-@Suite struct OFREPBrowserTests {
+@Suite(.hangLimit) struct OFREPBrowserTests {
     @Test func aKioskPageReadsAFlagAndShowsItsChangeWithin2Seconds() throws {
         for path in ["/usr/bin/chromium", "/usr/bin/chromedriver"] {
             #expect(

@@ -5,7 +5,7 @@ import Testing
 
 /// `[OFREP] AllowedOrigins=`: a page from a listed origin may read the listener from a browser; every other
 /// origin gets no CORS field, and the token stays required for every real request.
-@Suite struct OFREPCORSTests {
+@Suite(.hangLimit) struct OFREPCORSTests {
     static let allowed = "http://127.0.0.1:8080"
 
     private func rig() throws -> OFREPRig {

@@ -4,7 +4,7 @@ import Testing
 
 /// The daemon's descriptors: every socket it accepts, on either listener, is close-on-exec, so that no program it
 /// starts inherits a client's connection.
-@Suite struct OFREPDescriptorTests {
+@Suite(.hangLimit) struct OFREPDescriptorTests {
     @Test(arguments: [false, true]) func everyAcceptedSocketIsCloseOnExec(tcp: Bool) throws {
         let rig = try OFREPRig(tcp: tcp)
         defer { rig.cleanUp() }

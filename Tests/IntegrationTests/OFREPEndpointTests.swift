@@ -5,7 +5,7 @@ import Testing
 
 /// The OFREP endpoints against the real daemon with a plain HTTP client: bulk and single evaluation, 304 and
 /// a new ETag after a change, the token on TCP, OFREP's error answers, 429.
-@Suite struct OFREPEndpointTests {
+@Suite(.hangLimit) struct OFREPEndpointTests {
     @Test func bulkEvaluatesEveryFlagAndPropertyOverTheUnixSocket() throws {
         let rig = try OFREPRig()
         defer { rig.cleanUp() }

@@ -24,7 +24,7 @@ extension OFREPRig {
 /// OFREP event streams (ADR-0008): the bulk answer advertises a stream whose URL carries its own credential; the
 /// stream announces every change of the bulk answer with its new `ETag`, resumes by `Last-Event-ID`, and is
 /// bounded like every other connection.
-@Suite struct OFREPEventStreamTests {
+@Suite(.hangLimit) struct OFREPEventStreamTests {
     /// `eventStreams` as the protocol's `eventStream` schema requires (`type` a string, exactly one of `url` and
     /// `endpoint.requestUri`), one `sse` entry; the stream's request target.
     static func checkedTarget(_ streams: JSONValue, port: UInt16?) -> String? {
@@ -159,7 +159,7 @@ extension OFREPRig {
 }
 
 /// Hostile clients of the event stream: no channel, a wrong one, too many streams, a reader that never reads.
-@Suite struct OFREPEventStreamHostileTests {
+@Suite(.hangLimit) struct OFREPEventStreamHostileTests {
     @Test(arguments: [
         "/ofrep/v1/events", "/ofrep/v1/events?channel=", "/ofrep/v1/events?channel=0123456789abcdef0123456789abcdef",
         "/ofrep/v1/events?other=1",

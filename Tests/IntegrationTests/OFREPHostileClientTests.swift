@@ -6,7 +6,7 @@ import UnixIO
 
 /// Hostile and broken OFREP clients: each gets a clear 4xx/5xx answer or a closed connection, the daemon never
 /// crashes, and everyone else is still served flags.
-@Suite struct OFREPHostileClientTests {
+@Suite(.hangLimit) struct OFREPHostileClientTests {
     @Test func anOversizedHeadIs431AndClosed() throws {
         let rig = try OFREPRig()
         defer { rig.cleanUp() }

@@ -5,7 +5,7 @@ import Testing
 
 /// The bulk answer's `eventStreams` and the stream's events, checked by `jsonschema` against the schemas of the
 /// OFREP specification (`eventStream`, `sseEvent`, `sseEventData`), as sent by the real daemon.
-@Suite struct OFREPSchemaTests {
+@Suite(.hangLimit) struct OFREPSchemaTests {
     @Test(arguments: [true, false])
     func eventStreamsAndEventsValidateAgainstTheProtocolsSchemas(tcp: Bool) throws {
         try BrowserVenv.prepare()

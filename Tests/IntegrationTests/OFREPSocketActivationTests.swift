@@ -10,7 +10,7 @@ import Testing
 /// The OFREP listener passed by socket activation as the descriptor named `ofrep` (what
 /// `pwflagsd-ofrep.socket` does with `FileDescriptorName=ofrep`), next to the line protocol's socket, in
 /// either order.
-@Suite struct OFREPSocketActivationTests {
+@Suite(.hangLimit) struct OFREPSocketActivationTests {
     @Test(arguments: [false, true])
     func theDescriptorNamedOfrepServesOFREPAndTheOtherTheLineProtocol(ofrepFirst: Bool) throws {
         let directory = try TemporaryDirectory()

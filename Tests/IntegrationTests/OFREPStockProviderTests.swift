@@ -13,7 +13,7 @@ import Testing
 /// The virtual environment lives in `.build/ofrep-venv` and is reused; CI's setup makes it (`.ci/run`), and the
 /// test makes it (`python3 -m venv`, `pip install`) when it is missing or holds other versions, and fails, not
 /// skips, when that cannot be done. The versions are pinned to those docs/openfeature.md names.
-@Suite(.serialized) struct OFREPStockProviderTests {
+@Suite(.serialized, .hangLimit) struct OFREPStockProviderTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let venv = repository.appendingPathComponent(".build/ofrep-venv").path

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Clients without the token cannot hold the TCP listener's connection slots against those with it.
-@Suite struct OFREPTokenSlotTests {
+@Suite(.hangLimit) struct OFREPTokenSlotTests {
     @Test func aRequestWithoutTheTokenIs401AndEndsItsConnection() throws {
         let rig = try OFREPRig(tcp: true)
         defer { rig.cleanUp() }

@@ -11,7 +11,7 @@ import UnixIO
 
 /// Overrides are bounded in bytes, a change costs what it changes, and the overrides file is read like every
 /// other file: bounded, regular files only, a log line for what is refused.
-@Suite struct OverrideBoundsTests {
+@Suite(.hangLimit) struct OverrideBoundsTests {
     static func large(_ index: Int) -> JSONValue {
         ["key": .string("large_\(index)"), "properties": ["blob": .string(String(repeating: "x", count: 60_000))]]
     }

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// `pwflags override set|clear|list` on the real daemon, and who may use the methods behind it.
-@Suite struct OverrideCLITests {
+@Suite(.hangLimit) struct OverrideCLITests {
     @Test("override set prints the flag now served, list prints the overrides, clear puts the source's value back")
     func setListClear() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)

@@ -10,7 +10,7 @@ import Testing
 /// Peers of other users: `ControlGroups` (with `SO_PEERCRED` and `SO_PEERGROUPS`) and the socket's own permissions.
 ///
 /// The test creates users and groups, so it runs only as root (as CI does); they are deleted afterwards.
-@Suite(.enabled(if: getuid() == 0, "creates users and groups: needs root"))
+@Suite(.enabled(if: getuid() == 0, "creates users and groups: needs root"), .hangLimit)
 struct PeerAccessTests {
     static let controlCalls = [
         #"{"id":1,"method":"setUserId","params":{"userId":"from-peer"}}"#,

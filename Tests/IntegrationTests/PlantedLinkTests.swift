@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// A daemon running as root never writes through a directory link another user planted.
-@Suite(.enabled(if: geteuid() == 0, "gives a link to another user: needs root"))
+@Suite(.enabled(if: geteuid() == 0, "gives a link to another user: needs root"), .hangLimit)
 struct PlantedLinkTests {
     @Test func aMetricsFileUnderAPlantedDirectoryLinkIsNotWrittenAndTheRefusalIsLogged() async throws {
         let directory = try TemporaryDirectory(prefix: "pwlnk")

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Reading flags never waits for Pushwoosh (R3), and a plan without flags reads as defaults (R5).
-@Suite struct ReadingTests {
+@Suite(.hangLimit) struct ReadingTests {
     @Test("R3: get answers at once from the stored flags while the server stalls")
     func r3GetDoesNotWaitForTheNetwork() async throws {
         let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The `refresh` method and what an update tells listeners (R9, R10, R12, R13, R14).
-@Suite struct RefreshCallTests {
+@Suite(.hangLimit) struct RefreshCallTests {
     @Test("R9: an identical response notifies no listener; a changed one notifies once")
     func r9OnlyChangesNotify() async throws {
         let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Failed refreshes (R11) and flags that outlive the server only until CacheMaxAge (R15).
-@Suite struct RefreshFailureTests {
+@Suite(.hangLimit) struct RefreshFailureTests {
     /// Peak RSS growth allowed while a fault is handled: far below the 50 MiB a body may announce.
     static let peakGrowthLimit = 24 * 1024 * 1024
 

@@ -11,7 +11,7 @@ import Testing
 /// loops on a call it may not make cannot flood the journal.
 ///
 /// The peer must be another user than the daemon's (which may always call), so this runs only as root.
-@Suite(.enabled(if: getuid() == 0, "creates users and groups: needs root"))
+@Suite(.enabled(if: getuid() == 0, "creates users and groups: needs root"), .hangLimit)
 struct RefusedCallLogTests {
     @Test func aFloodOfRefusedCallsIsLoggedAboutOnceASecond() throws {
         let control = try SystemGroup(prefix: "pwfc")

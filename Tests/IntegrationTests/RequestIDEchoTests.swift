@@ -9,7 +9,7 @@ import Testing
 
 /// Request ids come back exactly as sent, byte for byte, on every path: the fast path, the general path, errors
 /// and the methods answered later.
-@Suite struct RequestIDEchoTests {
+@Suite(.hangLimit) struct RequestIDEchoTests {
     static let ids = [
         "9007199254740993", "-9007199254740993", "123456789012345678901234567890", "0", "-0", "1.50", "0.1",
         "-12.5e-3", "1e3", "1E+300", "2.0", #""a\"b\\c""#, #""caf\u00e9\n\t""#, #""\ud83d\ude00""#, #""é""#,

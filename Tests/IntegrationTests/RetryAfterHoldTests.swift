@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// F3 with a real daemon: Pushwoosh's `Retry-After` holds every trigger back until it expires.
-@Suite struct RetryAfterHoldTests {
+@Suite(.hangLimit) struct RetryAfterHoldTests {
     @Test(
         "A 503 with Retry-After holds refresh, setUserId and pushRegistered until it expires; then the next request goes",
         arguments: ["3", "http-date"])
@@ -53,6 +53,47 @@ import Testing
         #expect(requests[1].requestObject?["userId"]?.stringValue == "alice")
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("status")?["heldUntil"]?.isNull != false)
+    }
+
+    @Test("F3: a flag request's Retry-After of an hour holds for CacheMaxAge at most; then the next request goes")
+    func absurdRetryAfterOnAFlagRequestIsCapped() async throws {
+        let server = try FakePushwooshServer.start()
+        server.enqueue(.retryAfter(503, value: "3600"), for: "getFeatureFlags")
+        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        let daemon = try Fixtures.daemon(
+            server, featureFlags: ["CacheMaxAge": "3s", "RetryBackoff": "100ms", "DisableThrottle": "yes"])
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        // Without the cap on every send the next request would wait an hour, and the device would have no flags.
+        _ = try await server.waitForRequests(count: 2, timeout: .seconds(20))
+        let timed = server.timedRequests
+        #expect(timed[1].at - timed[0].at >= .milliseconds(2800), "the hold was shorter than CacheMaxAge")
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+    }
+
+    @Test("F3: an impression's Retry-After of an hour holds for CacheMaxAge at most; then impressions go again")
+    func absurdRetryAfterOnAnImpressionIsCapped() async throws {
+        let server = try FakePushwooshServer.start()
+        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        server.enqueue(.retryAfter(429, value: "3600"), for: "postEvent")
+        let daemon = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "5s", "DisableThrottle": "yes"])
+        defer {
+            daemon.cleanUp()
+            server.stop()
+        }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
+        let impression: JSONValue = ["key": "new_checkout"]
+        #expect(try session.result("logImpression", impression) == ["outcome": "failed", "status": 429])
+        // The hold covers flag requests too, and the flags expire at CacheMaxAge (R15): a refresh goes, and
+        // brings them back, only once the capped hold has passed.
+        #expect(
+            try await Eventually.wait(timeout: .seconds(20)) { try session.result("refresh")?["fromNetwork"] == true })
+        #expect(try session.result("logImpression", impression)?["outcome"] == "sent")
+        #expect(server.requests.filter { $0.apiMethod == "postEvent" }.count == 2)
     }
 
     /// `date` as an IMF-fixdate, the HTTP-date servers send.

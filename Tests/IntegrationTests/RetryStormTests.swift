@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Automatic retries against a server that keeps failing back off, one per window: the server never sees a storm.
-@Suite struct RetryStormTests {
+@Suite(.hangLimit) struct RetryStormTests {
     /// `PWFLAGS_STORM_SECONDS` (default 6): how long to count. From 30 s on, the test uses RetryBackoff=1s and
     /// RefreshInterval=30s, the figures of a real device; below, 100ms and 1600ms, so that the suite stays short.
     static var seconds: Double {

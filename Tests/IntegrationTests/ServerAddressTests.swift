@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Where requests go and what they carry: the R16 URL rule, the API token, `base_url` with `ServerURL` set.
-@Suite struct ServerAddressTests {
+@Suite(.hangLimit) struct ServerAddressTests {
     @Test("R16: a ServerURL not ending in json/1.3/ sends nothing; get is null, refresh fails with status 0")
     func r16BadServerURL() async throws {
         let server = try FakePushwooshServer.start()

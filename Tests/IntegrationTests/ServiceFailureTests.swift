@@ -6,7 +6,9 @@ import Testing
 /// which part and why, instead of living on without it. The failures come from an LD_PRELOAD shim
 /// (`Tests/FaultShim/service-faults.c`, compiled here) that makes one system call fail; the daemon has no switch for
 /// them.
-@Suite(.disabled(if: Sanitizer.isActive, "an LD_PRELOAD shim under a sanitizer's interceptors; run without one"))
+@Suite(
+    .disabled(if: Sanitizer.isActive, "an LD_PRELOAD shim under a sanitizer's interceptors; run without one"),
+    .hangLimit)
 struct ServiceFailureTests {
     static let shimSource = "FaultShim/service-faults.c"
 

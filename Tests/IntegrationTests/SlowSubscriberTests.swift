@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// A subscriber that never reads while a big flag set changes many times, at the default `MaxPendingBytes`.
-@Suite struct SlowSubscriberTests {
+@Suite(.hangLimit) struct SlowSubscriberTests {
     /// 200 flags of about 1 KiB, every one different in each round: a `flagsChanged` of about 220 KB.
     static func flags(round: Int) -> [Flag] {
         let blob = String(repeating: String(UnicodeScalar(UInt8(97 + round % 26))), count: 1000)

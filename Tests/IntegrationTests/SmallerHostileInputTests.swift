@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Small holes found by a hostile local user: each closed on the real daemon and the real CLI.
-@Suite struct SmallerHostileInputTests {
+@Suite(.hangLimit) struct SmallerHostileInputTests {
     @Test func aTokenFileWithTrailingNulBytesDoesNotAcceptItsPrefix() throws {
         let rig = try OFREPRig(tcp: true, tokenFile: Array("abc".utf8) + [UInt8](repeating: 0, count: 256))
         defer { rig.cleanUp() }

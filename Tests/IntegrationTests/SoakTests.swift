@@ -5,7 +5,7 @@ import Testing
 
 /// pwflags-soak in its shortest form, against the daemon built next to it: it must pass and report every figure
 /// docs/reliability.md quotes.
-@Suite struct SoakTests {
+@Suite(.hangLimit) struct SoakTests {
     /// The figures docs/reliability.md quotes: memory and descriptors at start and end, load, changes, churn, checks.
     static let figures = [
         "VmRSS at start", "VmRSS at end", "RssAnon at start", "RssAnon at end", "VmRSS growth",

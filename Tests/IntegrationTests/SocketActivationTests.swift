@@ -9,7 +9,7 @@ import Testing
 
 /// D4: socket activation as systemd does it, through `systemd-socket-activate` (Debian's systemd package), which
 /// listens on a socket, starts pwflagsd on the first connection and passes it the socket with `LISTEN_FDS`.
-@Suite struct SocketActivationTests {
+@Suite(.hangLimit) struct SocketActivationTests {
     static let flags = """
         {"flags":[{"key":"new_checkout","enabled":true,"rule_id":"r_1a2b3c4d","properties":{"color":"green"}}]}
         """

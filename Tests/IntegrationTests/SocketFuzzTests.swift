@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The protocol fuzzer's inputs sent to the real daemon over its socket: it must neither crash nor stop answering.
-@Suite struct SocketFuzzTests {
+@Suite(.hangLimit(fuzzingFor: "PWFLAGS_SOCKET_FUZZ_SECONDS")) struct SocketFuzzTests {
     /// Seconds of fuzzing: `PWFLAGS_SOCKET_FUZZ_SECONDS`, else 3.
     static var duration: Duration {
         let seconds = ProcessInfo.processInfo.environment["PWFLAGS_SOCKET_FUZZ_SECONDS"].flatMap(Double.init) ?? 3

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The socket file from start to stop: its mode, stale files, a live one never stolen, removal at shutdown.
-@Suite struct SocketLifecycleTests {
+@Suite(.hangLimit) struct SocketLifecycleTests {
     @Test(arguments: [("0600", UInt32(0o600)), ("0666", UInt32(0o666))])
     func socketModeIsApplied(text: String, mode: UInt32) throws {
         let daemon = try DaemonProcess.serving(Fixtures.all, extra: "[Daemon]\nSocketMode=\(text)\n")

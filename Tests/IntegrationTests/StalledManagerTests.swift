@@ -8,7 +8,7 @@ import Testing
 
 /// A service manager that stops reading its notification socket: sd_notify messages then cannot be delivered,
 /// and the daemon must go on serving, reloading and stopping regardless.
-@Suite struct StalledManagerTests {
+@Suite(.hangLimit) struct StalledManagerTests {
     @Test("A manager that stops reading NOTIFY_SOCKET stalls neither requests, reloads nor the shutdown")
     func managerThatStopsReading() throws {
         let daemon = try SystemdNotifyTests.localDaemon()

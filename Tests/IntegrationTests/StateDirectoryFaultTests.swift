@@ -9,7 +9,7 @@ import Testing
 
 /// A state directory that cannot take the cache (full, read-only): flags are served from memory, and the log and
 /// `status.cacheError` say so until a write succeeds again.
-@Suite(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
+@Suite(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"), .hangLimit)
 struct StateDirectoryFaultTests {
     /// A flag whose JSON is about `bytes` long.
     static func big(bytes: Int) -> Flag {
@@ -94,6 +94,52 @@ struct StateDirectoryFaultTests {
                 "banner", reason: "Read-only file system", server: server, daemon: daemon, session: session)
             try mount.remountReadWrite()
             try expectRecovered(server: server, daemon: daemon, session: session)
+        }
+    }
+
+    /// Sets `bob` and waits until the disk cache holds bob's flags.
+    func becomeBob(_ server: FakePushwooshServer, _ daemon: DaemonProcess, _ session: SocketSession) async throws {
+        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+        #expect(try session.result("setUserId", ["userId": "bob"])?["userId"] == "bob")
+        #expect(await Eventually.wait { (try? CacheFile.read(Fixtures.cachePath(daemon)))??.userId == "bob" })
+    }
+
+    @Test("R8d: on a full disk a user change still holds after a restart, and status.cacheError says why")
+    func fullDiskUserChange() async throws {
+        try await withDaemonOnTmpfs(size: "64k") { server, daemon, _, session in
+            try await becomeBob(server, daemon, session)
+            // Fill the disk: the new user id cannot be written, but a file can still be removed.
+            try Command.run(
+                "/bin/sh", ["-c", "cat /dev/zero > \(daemon.directory.file("state/filler"))"], check: false)
+            #expect(try session.result("setUserId", ["userId": "carol"])?["userId"] == "carol")
+            let status = try #require(try session.result("status"))
+            #expect(
+                status["cacheError"]?["reason"]?.stringValue?.contains("cannot keep the user id") == true, "\(status)")
+            #expect(daemon.stop() == 0)
+            // A restart without network: bob must not come back, nor his flags.
+            server.setDefaultReply(.hang, for: "getFeatureFlags")
+            let restarted = try Fixtures.daemon(
+                server, featureFlags: ["DisableThrottle": "yes"], directory: daemon.directory)
+            defer { restarted.stop() }
+            let again = try SocketSession(socketPath: restarted.socketPath)
+            let after = try #require(try again.result("status"))
+            #expect(after["userId"] != "bob", "bob came back after a restart: \(after)")
+            #expect(try again.get("new_checkout")?.isNull == true)
+        }
+    }
+
+    @Test("R8d: a read-only state directory refuses a user change a restart would undo, and status says why")
+    func readOnlyUserChange() async throws {
+        try await withDaemonOnTmpfs(size: "1m") { server, daemon, mount, session in
+            try await becomeBob(server, daemon, session)
+            try mount.remountReadOnly()
+            defer { try? mount.remountReadWrite() }
+            let answer = try #require(try session.call("setUserId", ["userId": "carol"]))
+            #expect(answer["error"]?["message"]?.stringValue?.contains("the user stays bob") == true, "\(answer)")
+            let status = try #require(try session.result("status"))
+            #expect(status["userId"] == "bob", "\(status)")
+            #expect(
+                status["cacheError"]?["reason"]?.stringValue?.contains("cannot change the user") == true, "\(status)")
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// D2: what the daemon tells systemd, seen on a fake NOTIFY_SOCKET, and reloads (SIGHUP, `pwflags reload`).
-@Suite struct SystemdNotifyTests {
+@Suite(.hangLimit) struct SystemdNotifyTests {
     static func localDaemon(environment: [String: String] = [:]) throws -> DaemonProcess {
         let directory = try TemporaryDirectory()
         try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)
@@ -159,7 +159,7 @@ import Testing
 }
 
 /// D2: log entries go to the journal, with fields, when stderr is the journal.
-@Suite struct JournalLoggingTests {
+@Suite(.hangLimit) struct JournalLoggingTests {
     @Test("With JOURNAL_STREAM naming stderr, entries go through sd_journal_sendv and the daemon keeps serving")
     func journalPathServes() throws {
         let directory = try TemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 /// The daemon against local TLS servers signed by a throw-away CA: the system store alone by default,
 /// `CAFile` trusted besides it, the proxy variables honoured, the default address sent elsewhere for tests,
 /// and every failure told by its kind in `status`, `explain`, the log and the metrics.
-@Suite("The daemon's HTTPS to Pushwoosh")
+@Suite("The daemon's HTTPS to Pushwoosh", .hangLimit)
 struct TLSUpstreamTests {
     static let token = "TOPSECRET-token-77"
 

@@ -11,7 +11,7 @@ import UnixIO
 
 /// Pushwoosh is protected from local callers: R10 counts the requests sent, failed or not, and no loop
 /// of local calls sends more than about one request a second, while a user change still goes within a second.
-@Suite struct UpstreamProtectionTests {
+@Suite(.hangLimit) struct UpstreamProtectionTests {
     static func flagRequests(_ server: FakePushwooshServer) -> [RecordedRequest] {
         server.requests.filter { $0.apiMethod == "getFeatureFlags" }
     }

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// A new user never sees the previous user's flags (R8d).
-@Suite struct UserChangeTests {
+@Suite(.hangLimit) struct UserChangeTests {
     @Test("R8d: after setUserId the old flags are gone at once, in memory and on disk, until the new ones arrive")
     func r8dOldFlagsNeverShown() async throws {
         let rig = try PushwooshRig.start {

@@ -9,7 +9,7 @@ import Testing
 /// CLOCK_REALTIME moved under a running daemon, as NTP or `date -s` would: through an LD_PRELOAD shim
 /// (`Tests/ClockShim/wall-clock-shift.c`, compiled here) that shifts the daemon's wall clock and reports the change
 /// through its cancel-on-set timerfd, as the kernel does. The machine's clock stays as it is.
-@Suite struct WallClockChangeTests {
+@Suite(.hangLimit) struct WallClockChangeTests {
     /// Sets the daemon's wall-clock shift, in place (the shim maps the file).
     static func shift(_ file: String, by seconds: Int64) throws {
         let fd = open(file, O_WRONLY)

@@ -11,7 +11,7 @@ import Testing
 /// The properties, whatever the bytes: nothing traps; the input read in random pieces gives the same requests
 /// and refusals as read at once; a refusal is the last event and has a 4xx/5xx status; no body is over the
 /// limit; every answer states its length, and its body is JSON.
-@Suite struct HTTPFuzzTests {
+@Suite(.hangLimit(fuzzingFor: "PWFLAGS_FUZZ_SECONDS")) struct HTTPFuzzTests {
     /// `Tests/Fuzz/http-corpus`, beside the line protocol's corpus.
     static let corpus = FuzzCorpus.seeds(
         in: URL(fileURLWithPath: FuzzCorpus.directory).deletingLastPathComponent().appendingPathComponent(

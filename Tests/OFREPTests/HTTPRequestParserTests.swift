@@ -1,8 +1,9 @@
 import OFREP
+import TestSupport
 import Testing
 
 /// The HTTP/1.1 subset: what it reads, what it refuses, and that it holds no more than its limits.
-@Suite struct HTTPRequestParserTests {
+@Suite(.hangLimit) struct HTTPRequestParserTests {
     private func events(_ text: String, head: Int = 8192, body: Int = 65536) -> [HTTPRequestParser.Event] {
         var parser = HTTPRequestParser(maximumHeadBytes: head, maximumBodyBytes: body)
         parser.append(Array(text.utf8))

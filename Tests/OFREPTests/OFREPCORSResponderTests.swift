@@ -1,10 +1,11 @@
 import FlagsCore
 import OFREP
+import TestSupport
 import Testing
 
 /// CORS for the origins in `AllowedOrigins`: preflights without the token, the fields on every answer, nothing
 /// for any other origin.
-@Suite struct OFREPCORSResponderTests {
+@Suite(.hangLimit) struct OFREPCORSResponderTests {
     let flags = OFREPFlags(FlagSet([Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1")]))
     let responder = OFREPResponder(token: Array("secret".utf8), allowedOrigins: ["http://127.0.0.1:8080"])
 

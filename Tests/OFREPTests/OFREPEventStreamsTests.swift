@@ -1,10 +1,11 @@
 import FlagsCore
 import OFREP
+import TestSupport
 import Testing
 import UnixIO
 
 /// Event stream channels (issued, replaced, expired on an injected clock) and the events.
-@Suite struct OFREPEventStreamsTests {
+@Suite(.hangLimit) struct OFREPEventStreamsTests {
     static let hour: UInt64 = 3600 * 1_000_000_000
 
     private func streams() -> OFREPEventStreams {

@@ -1,9 +1,10 @@
 import FlagsCore
 import OFREP
+import TestSupport
 import Testing
 
 /// How Pushwoosh flags read as OFREP evaluations.
-@Suite struct OFREPFlagsTests {
+@Suite(.hangLimit) struct OFREPFlagsTests {
     static let checkout = Flag(
         key: "new_checkout", isEnabled: true, ruleId: "r_1",
         properties: ["color": "green", "max": 3, "ratio": 0.5, "layout": ["columns": 2], "gone": nil])

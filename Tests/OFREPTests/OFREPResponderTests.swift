@@ -1,9 +1,10 @@
 import FlagsCore
 import OFREP
+import TestSupport
 import Testing
 
 /// The answers to parsed requests: routes, errors in OFREP's shapes, the token, 304 and 429.
-@Suite struct OFREPResponderTests {
+@Suite(.hangLimit) struct OFREPResponderTests {
     let flags = OFREPFlags(
         FlagSet([Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1", properties: ["color": "green"])]))
 

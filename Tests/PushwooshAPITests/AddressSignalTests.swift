@@ -1,10 +1,11 @@
 import Foundation
 import PushwooshAPI
+import TestSupport
 import Testing
 
 /// Talking to Pushwoosh (docs/behaviour.md): any reply in Pushwoosh's envelope may move the daemon, failed ones
 /// included; JSON that is not the envelope sends it back to the default address; anything else says nothing.
-@Suite struct AddressSignalTests {
+@Suite(.hangLimit) struct AddressSignalTests {
     static func signal(_ text: String) -> PushwooshEnvelope.AddressSignal {
         PushwooshEnvelope.addressSignal(of: Array(text.utf8))
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// The guarantees of the HTTPS transport, each against a local server: TLS with a throw-away CA made here,
 /// never the internet.
-@Suite("The libcurl transport against local TLS servers")
+@Suite("The libcurl transport against local TLS servers", .hangLimit)
 struct CurlTransportTests {
     static let token = "TOPSECRET-token-42"
     let common = CommonFields(applicationCode: "ABCDE-12345", hwid: "hw-1", userId: "user-1", version: "0.9.0")

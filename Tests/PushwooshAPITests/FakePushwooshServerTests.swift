@@ -3,7 +3,7 @@ import PushwooshAPI
 import TestSupport
 import Testing
 
-@Suite("The fake Pushwoosh server itself")
+@Suite("The fake Pushwoosh server itself", .hangLimit)
 struct FakePushwooshServerTests {
     let common = CommonFields(applicationCode: "ABCDE", hwid: "hw", userId: "hw", version: "1")
 

@@ -1,8 +1,9 @@
 import FlagsCore
 import PushwooshAPI
+import TestSupport
 import Testing
 
-@Suite("Decoding getFeatureFlags replies")
+@Suite("Decoding getFeatureFlags replies", .hangLimit)
 struct FeatureFlagsDecodingTests {
     private func decode(_ text: String) throws(PushwooshError) -> FeatureFlagsResponse {
         try FeatureFlagsResponse.decode(body: Array(text.utf8))

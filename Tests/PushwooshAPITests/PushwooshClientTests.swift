@@ -4,7 +4,7 @@ import PushwooshAPI
 import TestSupport
 import Testing
 
-@Suite("The client against a fake Pushwoosh server")
+@Suite("The client against a fake Pushwoosh server", .hangLimit)
 struct PushwooshClientTests {
     static let token = "TOPSECRET-token-42"
     let common = CommonFields(applicationCode: "ABCDE-12345", hwid: "hw-1", userId: "user-1", version: "0.9.0")

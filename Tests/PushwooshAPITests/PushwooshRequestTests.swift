@@ -1,9 +1,10 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
+import TestSupport
 import Testing
 
-@Suite("Requests as they go on the wire")
+@Suite("Requests as they go on the wire", .hangLimit)
 struct PushwooshRequestTests {
     let base = URL(string: "https://ABCDE-12345.api.pushwoosh.com/json/1.3/")
     let common = CommonFields(applicationCode: "ABCDE-12345", hwid: "hw-1", userId: "user-1", version: "1.2.3")
@@ -70,7 +71,7 @@ struct PushwooshRequestTests {
     }
 }
 
-@Suite("Base addresses (R16)")
+@Suite("Base addresses (R16)", .hangLimit)
 struct PushwooshEndpointTests {
     @Test func defaultBaseIsTheApplicationHost() {
         #expect(

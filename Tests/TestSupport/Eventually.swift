@@ -11,7 +11,7 @@ public enum Eventually {
     ///
     /// Not a sleep standing in for a signal: each round asks the daemon again and returns as soon as it agrees.
     /// Between rounds the task sleeps (`Task.sleep`), so a waiting test holds no thread of the cooperative pool
-    /// and tests can run in parallel.
+    /// and tests can run in parallel. A cancelled task (a test past its time limit) gets false at once.
     public static func wait(
         timeout: Duration = .seconds(10),
         _ condition: () throws -> Bool
@@ -19,7 +19,7 @@ public enum Eventually {
         let deadline = ContinuousClock.now + timeout
         while true {
             if try condition() { return true }
-            guard ContinuousClock.now < deadline else { return false }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
             try? await Task.sleep(for: interval)
         }
     }

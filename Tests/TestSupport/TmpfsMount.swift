@@ -39,14 +39,8 @@ public final class TmpfsMount: Sendable {
 
     /// Runs a command and throws when it fails.
     private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let outcome = try Command.run(executable, arguments, check: false)
+        guard outcome.status == 0 else {
             throw TmpfsMountError(command: ([executable] + arguments).joined(separator: " "))
         }
     }

@@ -8,7 +8,7 @@ import UnixIO
 #endif
 
 /// Atomic writes: the temporary file is never opened through a planted link, and nothing is left after a failure.
-@Suite struct AtomicFileTests {
+@Suite(.hangLimit) struct AtomicFileTests {
     @Test("The file gets the new content, mode 0600, and no temporary file is left")
     func writesAndCleansUp() throws {
         let directory = try TemporaryDirectory()

@@ -8,7 +8,7 @@ import UnixIO
 #endif
 
 /// `ChildProcess.run`: how the child ended, and the signal state it starts with.
-@Suite struct ChildProcessTests {
+@Suite(.hangLimit) struct ChildProcessTests {
     @Test("An exit status and a killing signal come back as such")
     func reportsHowTheChildEnded() throws {
         #expect(try ChildProcess.run(["/bin/sh", "-c", "exit 7"], environment: []) == .exited(7))

@@ -1,4 +1,5 @@
 import CLinux
+import TestSupport
 import Testing
 import UnixIO
 
@@ -7,7 +8,7 @@ import UnixIO
 #endif
 
 /// epoll and the eventfd doorbell.
-@Suite struct EpollTests {
+@Suite(.hangLimit) struct EpollTests {
     @Test("The event bits spelled out in Swift are the kernel headers' values")
     func eventBitsMatchHeaders() {
         #expect(Epoll.Events.input.rawValue == UInt32(EPOLLIN.rawValue))

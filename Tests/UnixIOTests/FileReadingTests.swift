@@ -8,7 +8,7 @@ import UnixIO
 #endif
 
 /// Bounded whole-file reads.
-@Suite struct FileReadingTests {
+@Suite(.hangLimit) struct FileReadingTests {
     @Test("A file of exactly the limit is read whole; one byte more is refused with EFBIG")
     func limit() throws {
         let directory = try TemporaryDirectory()

@@ -8,7 +8,7 @@ import UnixIO
 #endif
 
 /// inotify: the raw `struct inotify_event` records parsed, and a real instance reporting a write.
-@Suite struct InotifyTests {
+@Suite(.hangLimit) struct InotifyTests {
     /// One raw record: wd, mask, cookie, len, then the name padded with zeros to `padded` bytes.
     static func record(watch: Int32, mask: UInt32, cookie: UInt32, name: String, padded: Int) -> [UInt8] {
         var bytes: [UInt8] = []

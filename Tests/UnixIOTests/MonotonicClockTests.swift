@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import UnixIO
 
-@Suite("The monotonic and boot clocks")
+@Suite("The monotonic and boot clocks", .hangLimit)
 struct MonotonicClockTests {
     /// What the kernel promises of the two readings, not which clock a timer uses: that the running daemon's
     /// timers are on CLOCK_BOOTTIME is DaemonTimerClockTests' (the timerfd's clockid in /proc/PID/fdinfo).

@@ -8,7 +8,7 @@ import UnixIO
 #endif
 
 /// The directory of a file the daemon writes is opened without following a link another user could plant.
-@Suite struct SafeDirectoryTests {
+@Suite(.hangLimit) struct SafeDirectoryTests {
     /// `shared` is world-writable and sticky (as /tmp), `secret` only root's, `public` an ordinary directory.
     static func layout() throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()

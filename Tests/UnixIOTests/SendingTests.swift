@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import UnixIO
 
@@ -6,7 +7,7 @@ import UnixIO
 #endif
 
 /// Non-blocking sends: "would block" when the peer's buffer is full, an error (never SIGPIPE) when it is gone.
-@Suite struct SendingTests {
+@Suite(.hangLimit) struct SendingTests {
     /// A connected pair of stream sockets, the first non-blocking.
     static func pair() throws -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]

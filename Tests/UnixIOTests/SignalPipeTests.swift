@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import UnixIO
 
@@ -6,7 +7,7 @@ import UnixIO
 #endif
 
 /// The self-pipe that turns signals into bytes.
-@Suite struct SignalPipeTests {
+@Suite(.hangLimit) struct SignalPipeTests {
     @Test("A caught signal comes out of the pipe as its number, once; nothing more waits after it")
     func deliversSignals() throws {
         // SIGUSR2 is used by nothing else in the test process; its handler stays for the process's life.

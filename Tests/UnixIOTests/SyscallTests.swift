@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import UnixIO
 
@@ -6,7 +7,7 @@ import UnixIO
 #endif
 
 /// The one EINTR-retrying helper.
-@Suite struct SyscallTests {
+@Suite(.hangLimit) struct SyscallTests {
     @Test("A call interrupted by a signal is made again, and its result returned")
     func retriesInterruptedCalls() throws {
         var attempts = 0

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 import UnixIO
 
 /// Per-thread references in a pthread key.
-@Suite struct ThreadLocalReferenceTests {
+@Suite(.hangLimit) struct ThreadLocalReferenceTests {
     final class Box: @unchecked Sendable {
         let value: Int
         init(_ value: Int) { self.value = value }
@@ -29,7 +30,7 @@ import UnixIO
             done.signal()
         }
         thread.start()
-        done.wait()
+        #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(seen.box == nil)
         #expect(local.current()?.takeUnretainedValue().value == 1)
         // The key's destructor runs as the thread ends, just after the semaphore.

@@ -16,7 +16,6 @@ import UnixIO
 /// deadline (a call it waits on) or the next reconnection is due: nothing wakes it on a timer of its own.
 final class BusLoop: @unchecked Sendable {
     enum Post: Sendable {
-        case update(FlagUpdate)
         case reply(BusMessage, BusReply)
         case stop
     }
@@ -27,6 +26,10 @@ final class BusLoop: @unchecked Sendable {
     private let status: Locked<StatusResult.Bus?>
     private let inbox = Locked<[Post]>([])
     private let doorbell: EventFD
+    /// The changes of the flags, as every listener receives them (`ChangeFeed`): each becomes a `Changed` signal.
+    private let feed: ChangeFeed
+    /// The feed's hold on `doorbell`, silenced before the descriptor closes (its number could be reused).
+    private let bell: Doorbell
     private let logger: Logger
     /// Control calls, carried out by `BusServer.run()`'s task group.
     private let work: AsyncStream<BusWork>.Continuation
@@ -42,7 +45,7 @@ final class BusLoop: @unchecked Sendable {
     private static let lastRetry: UInt64 = 60_000_000_000
 
     init(
-        kind: MessageBus, name: String, status: Locked<StatusResult.Bus?>, logger: Logger,
+        kind: MessageBus, name: String, store: FlagStore, status: Locked<StatusResult.Bus?>, logger: Logger,
         work: AsyncStream<BusWork>.Continuation,
         makeObject: (@escaping (BusMessage, @escaping @Sendable () async -> BusReply) -> Void) -> BusObject
     ) throws(SystemError) {
@@ -53,12 +56,16 @@ final class BusLoop: @unchecked Sendable {
         status.withLock { $0 = StatusResult.Bus(bus: kind.rawValue, name: name, state: "connecting") }
         self.work = work
         doorbell = try EventFD()
+        bell = Doorbell(doorbell)
+        feed = ChangeFeed(store: store, doorbell: bell)
         object = makeObject { [work] call, operation in
             work.yield(BusWork(call: call, operation: operation))
         }
     }
 
     deinit {
+        feed.close()
+        bell.silence()
         doorbell.close()
     }
 
@@ -85,6 +92,7 @@ final class BusLoop: @unchecked Sendable {
         }
         connection?.flush(within: 1_000_000_000)
         connection = nil
+        feed.close()
         work.finish()
     }
 
@@ -147,14 +155,16 @@ final class BusLoop: @unchecked Sendable {
             defer { posts = [] }
             return posts
         }
+        // A change while the bus is away is not kept: a client that comes back reads GetAll again.
+        for change in feed.take() {
+            guard let connection else { continue }
+            if let signal = object.changedSignal(change.update, on: connection) { connection.send(signal) }
+            connection.emitPropertiesChanged(
+                path: BusObject.path, interface: BusObject.interface,
+                names: ["Revision", "Source", "ExpiresAt", "Status"])
+        }
         for post in posts {
             switch post {
-            case .update(let update):
-                guard let connection else { continue }
-                if let signal = object.changedSignal(update, on: connection) { connection.send(signal) }
-                connection.emitPropertiesChanged(
-                    path: BusObject.path, interface: BusObject.interface,
-                    names: ["Revision", "Source", "ExpiresAt", "Status"])
             case .reply(let call, let reply):
                 // A reply to a call made on a connection that has since been lost goes nowhere.
                 guard let connection, let message = reply.message(answering: call) else { continue }

@@ -17,13 +17,11 @@ final class BusServer: Service {
         self.work = work
         self.access = access
         loop = try BusLoop(
-            kind: kind, name: name, status: controller.busStatus, logger: logger, work: continuation
+            kind: kind, name: name, store: store, status: controller.busStatus, logger: logger, work: continuation
         ) { dispatch in
             BusObject(
                 store: store, controller: controller, access: access, statusLine: statusLine, dispatch: dispatch)
         }
-        let loop = self.loop
-        _ = store.observe { update in loop.post(.update(update)) }
     }
 
     /// Serves until shut down or cancelled.

@@ -1,4 +1,4 @@
-public import FlagsCore
+import FlagsCore
 import UnixIO
 
 #if canImport(Glibc)
@@ -8,7 +8,7 @@ import UnixIO
 extension ConfigurationLoader {
     /// API token files larger than this are refused: the token goes into every request's `Authorization` header,
     /// and Pushwoosh's are under a hundred bytes, so a larger file is the wrong file (a log, `/dev/zero`).
-    public static let maximumAPITokenBytes = 4096
+    static let maximumAPITokenBytes = 4096
 
     /// The API token in the file at `path`, as bytes, without the blanks and line ends around it (token files
     /// usually end with a newline); empty when the file holds none. The read is bounded (`FileReading`): a file
@@ -31,7 +31,7 @@ extension ConfigurationLoader {
     ///
     /// `unitCredential`: the file the service's unit hands the daemon, read when neither `APITokenFile` nor
     /// `$CREDENTIALS_DIRECTORY` names one.
-    public static func apiTokenStatus(
+    static func apiTokenStatus(
         of configuration: Configuration, environment: [String: String], unitCredential: UnitCredential? = nil
     ) -> APITokenStatus {
         let fromUnit = Configuration.credentialTokenPath(environment: environment) == nil ? unitCredential?.path : nil

@@ -17,7 +17,7 @@ import UnixIO
 public enum ConfigurationLoader {
     /// Files larger than this are refused: a configuration is a few kilobytes, and a path to `/dev/zero` or a
     /// huge log must not make the daemon read without end.
-    public static let maximumFileBytes = 1 << 20
+    static let maximumFileBytes = 1 << 20
 
     /// Loads the configuration; the failure holds every problem (file and line, or `command line`).
     ///
@@ -52,6 +52,24 @@ public enum ConfigurationLoader {
         overrides: CommandLineOverrides,
         environment: [String: String]
     ) -> Result<Configuration, ConfigurationErrors> {
+        let (parser, problems) = read(
+            configPath: configPath, defaultConfigPath: defaultConfigPath, overrides: overrides)
+        switch parser.finish() {
+        case .success(let configuration):
+            return problems.isEmpty ? .success(configuration) : .failure(ConfigurationErrors(problems))
+        case .failure(let errors):
+            // Unreadable files first: they often explain the rest.
+            return .failure(ConfigurationErrors(problems + errors.problems))
+        }
+    }
+
+    /// Reads the files and the command line into a parser (not finished), with the problems of files that could
+    /// not be read.
+    static func read(
+        configPath: String?,
+        defaultConfigPath: String,
+        overrides: CommandLineOverrides
+    ) -> (parser: ConfigurationParser, unreadable: [ConfigurationProblem]) {
         var parser = ConfigurationParser()
         var problems: [ConfigurationProblem] = []
 
@@ -97,14 +115,7 @@ public enum ConfigurationLoader {
             }
             parser.assign(key, value: value, at: .commandLine, name: option)
         }
-
-        switch parser.finish() {
-        case .success(let configuration):
-            return problems.isEmpty ? .success(configuration) : .failure(ConfigurationErrors(problems))
-        case .failure(let errors):
-            // Unreadable files first: they often explain the rest.
-            return .failure(ConfigurationErrors(problems + errors.problems))
-        }
+        return (parser, problems)
     }
 
     /// The effective configuration as `--check-config` prints it: environment defaults resolved, token masked.

@@ -19,7 +19,7 @@ public struct DaemonOptions: Sendable, Equatable {
     public var configPath: String?
     public var overrides: CommandLineOverrides
 
-    public init(action: Action = .run, configPath: String? = nil, overrides: CommandLineOverrides = .init()) {
+    init(action: Action = .run, configPath: String? = nil, overrides: CommandLineOverrides = .init()) {
         self.action = action
         self.configPath = configPath
         self.overrides = overrides

@@ -1,3 +1,4 @@
+import FlagsCore
 /// A command line pwflagsd cannot run with: the one error of its option parsing, which `main` prints with a
 /// pointer to `--help` before it exits 2.
 ///
@@ -16,17 +17,9 @@ public enum DaemonUsageError: Error, Sendable, Equatable, CustomStringConvertibl
     case unexpectedValue(option: String)
 
     /// The kind of mistake, for programs and tests to branch on; more may come.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let description: String
+    typealias Code = ErrorCode<DaemonUsageError>
 
-        public static let unknownOption = Code(description: "unknownOption")
-        public static let unexpectedArgument = Code(description: "unexpectedArgument")
-        /// A value is missing or empty.
-        public static let missingValue = Code(description: "missingValue")
-        public static let unexpectedValue = Code(description: "unexpectedValue")
-    }
-
-    public var code: Code {
+    var code: Code {
         switch self {
         case .unknownOption: .unknownOption
         case .unexpectedArgument: .unexpectedArgument
@@ -47,4 +40,12 @@ public enum DaemonUsageError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var description: String { message }
+}
+
+extension ErrorCode where Domain == DaemonUsageError {
+    static var unknownOption: Self { Self("unknownOption") }
+    static var unexpectedArgument: Self { Self("unexpectedArgument") }
+    /// A value is missing or empty.
+    static var missingValue: Self { Self("missingValue") }
+    static var unexpectedValue: Self { Self("unexpectedValue") }
 }

@@ -11,12 +11,4 @@ enum PathComponents {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
-
-    /// `text` without leading and trailing white space.
-    static func trimmed(_ text: String) -> String {
-        var view = Substring(text)
-        while view.first?.isWhitespace == true { view.removeFirst() }
-        while view.last?.isWhitespace == true { view.removeLast() }
-        return String(view)
-    }
 }

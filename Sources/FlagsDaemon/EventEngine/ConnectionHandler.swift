@@ -6,6 +6,8 @@ protocol EngineConnection: AnyObject {
     var output: OutputQueue { get set }
     /// The epoll events currently registered (empty: not yet registered).
     var interest: Epoll.Events { get set }
+    /// The peer's user id (`SO_PEERCRED`), for its share of the connections; nil when unknown (TCP).
+    var peerUID: UInt32? { get }
 }
 
 /// A protocol served by an `EventEngine`: what a connection is, and what its events mean.

@@ -42,6 +42,7 @@ extension EventEngine {
     func close(_ connection: Connection, drainingInput: Bool = false) {
         guard isOpen(connection) else { return }
         connections[connection.fd] = nil
+        share.closed(connection.peerUID)
         handler.closing(connection)
         epoll.remove(connection.fd)
         if drainingInput {

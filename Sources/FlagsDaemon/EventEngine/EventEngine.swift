@@ -37,6 +37,9 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
 
     // Loop thread only.
     var connections: [Int32: Connection] = [:]
+    /// Each peer user's share of `connections` (ConnectionShare).
+    var share = ConnectionShare()
+    private var refusedShares = LogThrottle()
     private(set) var phase = Phase.running
     /// The loop's one read buffer, lent to the handler for each read.
     var readBuffer = [UInt8](repeating: 0, count: 65536)
@@ -150,6 +153,19 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
             handler.refuse(fd, logCount: logCount)
         } open: { fd in
             guard let connection = handler.open(fd) else { return false }
+            if let uid = connection.peerUID, !share.admits(uid, capacity: handler.maxConnections) {
+                if let count = refusedShares.record(now: EngineClock.now()) {
+                    logger.warning(
+                        logPrefix + "refused connections of a user past its share of the connections",
+                        [
+                            "PEER_UID": String(uid), "CONNECTIONS_REFUSED": String(count),
+                            "USER_SHARE": String(ConnectionShare.perUser(of: handler.maxConnections)),
+                        ])
+                }
+                handler.refuse(fd, logCount: nil)
+                return false
+            }
+            share.opened(connection.peerUID)
             connections[fd] = connection
             handler.settle(connection)
             return true

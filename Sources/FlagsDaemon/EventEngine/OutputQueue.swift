@@ -43,16 +43,6 @@ struct OutputQueue {
     /// The bytes not yet written.
     var pendingBytes: Int { queuedBytes + bytes.count - bytesOffset }
 
-    /// A copy of every byte not yet written, in order (for tests and diagnostics; the send path never copies).
-    var unsent: [UInt8] {
-        var all: [UInt8] = []
-        for (index, chunk) in chunks.enumerated() {
-            chunk.withBytes { all.append(contentsOf: $0.dropFirst(index == 0 ? chunkOffset : 0)) }
-        }
-        all.append(contentsOf: bytes[bytesOffset...])
-        return all
-    }
-
     /// Moves the output built so far behind what is queued.
     mutating func seal() {
         guard bytes.count > bytesOffset else {

@@ -1,16 +1,16 @@
-public import FlagsCore
+import FlagsCore
 import FlagsProtocol
 
 /// One immutable state of the visible flag set, with every flag's wire form encoded once per change.
 ///
 /// Requests read snapshots without copying or re-encoding: `get` answers with bytes encoded when the flags
 /// arrived, not per request.
-public final class FlagSnapshot: Sendable {
+final class FlagSnapshot: Sendable {
     /// The daemon's epoch (`DaemonEpoch`): the same for every snapshot of one daemon run.
-    public let epoch: String
+    let epoch: String
     /// Counts changes of the visible flag set since the daemon started (docs/protocol.md).
-    public let revision: Int
-    public let flags: FlagSet
+    let revision: Int
+    let flags: FlagSet
     /// Each flag's wire object, by exact key.
     let encoded: [FlagKey: [UInt8]]
     /// The `flags` array of `getAll` and `listen`, sorted by key, shared by every connection that asks.
@@ -57,9 +57,9 @@ public final class FlagSnapshot: Sendable {
 /// A change of the visible flag set (R9): the new snapshot (its epoch and revision), what differs from the
 /// previous one, and when the flags served expire. It carries everything a `flagsChanged` notification says,
 /// so a subscriber never reads any of it from elsewhere at a moment that may not match the change.
-public struct FlagUpdate: Sendable {
-    public let snapshot: FlagSnapshot
-    public let diff: FlagDiff
+struct FlagUpdate: Sendable {
+    let snapshot: FlagSnapshot
+    let diff: FlagDiff
     /// When the source's flags reach `CacheMaxAge`, as the source said when it served them.
     let expiry: FlagExpiry
 

@@ -1,13 +1,13 @@
-public import FlagsCore
+import FlagsCore
 import UnixIO
 
 /// The flags `get` returns: the one place the visible flag set changes, and the source of change events.
 ///
 /// It holds what the source serves (the local file, Pushwoosh) and the local overrides, and publishes the two
 /// layered: the override on top, the source's own value kept in the flag (`sourceValue`), so that every reader
-/// sees overrides with no change of its own. Sources call `replace(with:from:)`; an update that changes nothing
+/// sees overrides with no change of its own. Sources call `replace(with:from:expiry:)`; an update that changes nothing
 /// visible is swallowed here (R9), so no listener ever hears of an identical response.
-public final class FlagStore: Sendable {
+final class FlagStore: Sendable {
     private struct State {
         var snapshot: FlagSnapshot
         /// What the source serves, each flag marked with its source.
@@ -19,7 +19,7 @@ public final class FlagStore: Sendable {
     }
 
     /// The epoch of every snapshot: one store lives as long as the daemon, reloads included.
-    public let epoch: String
+    let epoch: String
     /// What readers see; held only to read or swap it, never while a change is computed.
     private let state: Locked<State>
     /// One change at a time: a change reads the state, computes the new set and its diff outside `state`'s lock
@@ -27,7 +27,7 @@ public final class FlagStore: Sendable {
     private let changing = Locked(())
 
     /// A store that starts with `overrides` (kept from the previous run) and no flags from a source.
-    public init(overrides: [FlagOverride] = []) {
+    init(overrides: [FlagOverride] = []) {
         epoch = DaemonEpoch.make()
         var initial = State(snapshot: .initial(epoch: epoch))
         initial.overrides = Dictionary(overrides.map { (FlagKey($0.key), $0) }, uniquingKeysWith: { _, last in last })
@@ -40,35 +40,29 @@ public final class FlagStore: Sendable {
     }
 
     /// The current snapshot.
-    public var current: FlagSnapshot { state.withLock { $0.snapshot } }
+    var current: FlagSnapshot { state.withLock { $0.snapshot } }
 
     /// When the flags the source serves expire, as it said with them: what every update carries as `expiresAt`.
     var expiry: FlagExpiry { state.withLock { $0.expiry } }
 
     /// How many overrides are in effect, without copying or sorting them (the status line, the metrics).
-    public var overrideCount: Int { state.withLock { $0.overrides.count } }
+    var overrideCount: Int { state.withLock { $0.overrides.count } }
 
     /// The overrides in effect, sorted by key.
-    public var overrides: [FlagOverride] {
+    var overrides: [FlagOverride] {
         state.withLock { $0.overrides }.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// Registers an observer of changes and returns the snapshot it starts from.
     ///
-    /// Observers are called in revision order while the store is locked: they must be quick (hand the
-    /// update to a queue) and must not call back into the store.
-    public func observe(_ observer: @escaping @Sendable (FlagUpdate) -> Void) -> FlagSnapshot {
+    /// Observers are called in revision order, after the new snapshot is in place and outside the lock readers
+    /// take, on the thread that made the change: they must be quick (hand the update to a queue) and must not
+    /// change the store (a change waits for the one being told).
+    func observe(_ observer: @escaping @Sendable (FlagUpdate) -> Void) -> FlagSnapshot {
         state.withLock { state in
             state.observers.append(observer)
             return state.snapshot
         }
-    }
-
-    /// Makes `flags` what the source serves, marked as coming from `source` (nil: as they are), never expiring;
-    /// returns the update, or nil when nothing `get` returns has changed (an overridden key's source value counts).
-    @discardableResult
-    public func replace(with flags: FlagSet, from source: FlagSource? = nil) -> FlagUpdate? {
-        replace(with: flags, from: source, expiry: .never)
     }
 
     /// Makes `flags` what the source serves until `expiry`: a source's one path into the store. The expiry is
@@ -96,7 +90,7 @@ public final class FlagStore: Sendable {
     /// Sets (or replaces) the override of its key; returns the flag now served for it. Costs the one flag it
     /// changes (and a copy of the table), whatever the number and size of the others.
     @discardableResult
-    public func setOverride(_ override: FlagOverride) -> Flag {
+    func setOverride(_ override: FlagOverride) -> Flag {
         changing.withLock { _ in
             let key = FlagKey(override.key)
             let (snapshot, sourceFlag) = state.withLock { ($0.snapshot, $0.sourceFlags[key]) }
@@ -108,7 +102,7 @@ public final class FlagStore: Sendable {
 
     /// Removes the override of `key`, or every override when `key` is nil; returns the keys it removed, sorted.
     @discardableResult
-    public func clearOverride(_ key: String?) -> [String] {
+    func clearOverride(_ key: String?) -> [String] {
         changing.withLock { _ in
             let (snapshot, sourceFlags, overrides) = state.withLock { ($0.snapshot, $0.sourceFlags, $0.overrides) }
             guard let key else {
@@ -123,7 +117,7 @@ public final class FlagStore: Sendable {
     }
 
     /// True when `key` has an override, or there is room for one more.
-    public func mayOverride(_ key: String, limit: Int) -> Bool {
+    func mayOverride(_ key: String, limit: Int) -> Bool {
         state.withLock { $0.overrides[FlagKey(key)] != nil || $0.overrides.count < limit }
     }
 
@@ -136,7 +130,7 @@ public final class FlagStore: Sendable {
         publish(snapshot.flags.replacing(key, with: flag), diff: diff, over: snapshot, apply)
     }
 
-    /// Swaps in the new state (under the lock only for the swap) and tells the observers; the update, or nil
+    /// Swaps in the new state (under the lock only for the swap), then tells the observers; the update, or nil
     /// when nothing `get` returns has changed. Called with `changing` held, so `snapshot` is still current.
     @discardableResult
     private func publish(
@@ -148,12 +142,14 @@ public final class FlagStore: Sendable {
         }
         let next = FlagSnapshot(
             epoch: snapshot.epoch, revision: snapshot.revision + 1, flags: flags, previous: snapshot, diff: diff)
-        return state.withLock { state in
+        let (update, observers) = state.withLock { state in
             apply(&state)
             state.snapshot = next
-            let update = FlagUpdate(snapshot: next, diff: diff, expiry: state.expiry)
-            for observer in state.observers { observer(update) }
-            return update
+            return (FlagUpdate(snapshot: next, diff: diff, expiry: state.expiry), state.observers)
         }
+        // Told after the swap, outside the lock readers take: a reader (the loop's `current`) never waits for an
+        // observer. Still in this change's turn, so observers hear the updates in revision order.
+        for observer in observers { observer(update) }
+        return update
     }
 }

@@ -1,11 +1,12 @@
-public import UnixIO
+import FlagsCore
+import UnixIO
 
 extension Daemon {
     /// Why the daemon could not start: the one error of its start, which `main` logs before it exits 1.
     ///
     /// `code` says what kind of failure it is, `message` says it in one line for the operator, and `cause` is the
     /// system call that failed, when one did.
-    public enum StartError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum StartError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The signal pipe could not be made, so SIGTERM could not stop the daemon gracefully.
         case signalsUnavailable(cause: SystemError)
         /// Another live daemon accepts on the socket path.
@@ -18,32 +19,24 @@ extension Daemon {
         case activatedSocketUnusable(cause: SystemError)
         /// The socket server could not be set up (its epoll set or wake-up descriptor).
         case serverUnavailable(cause: SystemError)
+        /// The state directory belongs to another user or others may write in it: what it holds could be planted.
+        case stateDirectoryUntrusted(reason: String)
 
         /// The kind of failure, for programs and tests to branch on; more may come.
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
-            public let description: String
+        typealias Code = ErrorCode<Daemon.StartError>
 
-            /// SIGTERM, SIGINT and SIGHUP could not be caught.
-            public static let signalsUnavailable = Code(description: "signalsUnavailable")
-            /// The socket path is served by another daemon, or holds something that is not a socket.
-            public static let socketTaken = Code(description: "socketTaken")
-            /// The socket could not be opened or used.
-            public static let socketUnavailable = Code(description: "socketUnavailable")
-            /// The socket server could not be set up.
-            public static let serverUnavailable = Code(description: "serverUnavailable")
-        }
-
-        public var code: Code {
+        var code: Code {
             switch self {
             case .signalsUnavailable: .signalsUnavailable
             case .socketInUse, .notASocket: .socketTaken
             case .cannotListen, .activatedSocketUnusable: .socketUnavailable
             case .serverUnavailable: .serverUnavailable
+            case .stateDirectoryUntrusted: .stateDirectoryUntrusted
             }
         }
 
         /// What went wrong, in one line.
-        public var message: String {
+        var message: String {
             switch self {
             case .signalsUnavailable(let cause):
                 "cannot catch SIGTERM, SIGINT and SIGHUP, so the daemon could not stop gracefully: \(cause)"
@@ -52,19 +45,35 @@ extension Daemon {
             case .cannotListen(let path, let cause): "cannot listen on \(path): \(cause.reason)"
             case .activatedSocketUnusable(let cause): "cannot use the socket systemd passed: \(cause)"
             case .serverUnavailable(let cause): "cannot start the socket server: \(cause)"
+            case .stateDirectoryUntrusted(let reason):
+                "refusing the state directory: \(reason); another user could have planted what it holds"
+                    + " (make it belong to root or the daemon's user, mode 0700, or choose another StateDirectory)"
             }
         }
 
         /// The system call that failed, when one did.
-        public var cause: SystemError? {
+        var cause: SystemError? {
             switch self {
             case .signalsUnavailable(let cause), .cannotListen(_, let cause), .activatedSocketUnusable(let cause),
                 .serverUnavailable(let cause):
                 cause
-            case .socketInUse, .notASocket: nil
+            case .socketInUse, .notASocket, .stateDirectoryUntrusted: nil
             }
         }
 
-        public var description: String { message }
+        var description: String { message }
     }
+}
+
+extension ErrorCode where Domain == Daemon.StartError {
+    /// SIGTERM, SIGINT and SIGHUP could not be caught.
+    static var signalsUnavailable: Self { Self("signalsUnavailable") }
+    /// The socket path is served by another daemon, or holds something that is not a socket.
+    static var socketTaken: Self { Self("socketTaken") }
+    /// The socket could not be opened or used.
+    static var socketUnavailable: Self { Self("socketUnavailable") }
+    /// The socket server could not be set up.
+    static var serverUnavailable: Self { Self("serverUnavailable") }
+    /// The state directory could have been planted by another user.
+    static var stateDirectoryUntrusted: Self { Self("stateDirectoryUntrusted") }
 }

@@ -40,8 +40,12 @@ public final class Daemon: Sendable {
         }
 
         let stateDirectory = StateDirectory(path: configuration.resolvedStateDirectory(environment: environment))
-        if let problem = stateDirectory.prepare() {
+        switch stateDirectory.prepare() {
+        case nil: break
+        case .unusable(let problem):
             logger.warning("the state directory is unusable; nothing survives a restart: \(problem)")
+        case .untrusted(let problem):
+            throw StartError.stateDirectoryUntrusted(reason: problem)
         }
         let stale = stateDirectory.removeStaleTemporaries()
         if !stale.isEmpty {
@@ -71,7 +75,8 @@ public final class Daemon: Sendable {
         let watchdog = Systemd.watchdogInterval()
         let server: SocketServer
         let controller = DaemonController(
-            store: store, reloader: reloader, overrides: overrides, changes: changes, metrics: metrics)
+            store: store, stacks: reloader.stacks, reload: { await reloader.reload() }, overrides: overrides,
+            changes: changes, metrics: metrics)
         do {
             server = try SocketServer(
                 listenFD: listenFD,

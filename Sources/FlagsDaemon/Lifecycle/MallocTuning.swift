@@ -17,16 +17,16 @@ import UnixIO
 ///   notification) came from the heap and stayed there once freed. Fixed, they go back to the system: 38.6 ->
 ///   28.0 MiB at the moment the first subscriber is told of the change, 26.7 MiB once all are.
 public enum MallocTuning {
-    public static let arenas: Int32 = 2
-    public static let mmapThreshold: Int32 = 256 * 1024
+    static let arenas: Int32 = 2
+    static let mmapThreshold: Int32 = 256 * 1024
 
     /// What `apply` sets, given the environment: nothing the operator set in it.
-    public struct Settings: Equatable, Sendable {
-        public var arenas: Int32?
-        public var mmapThreshold: Int32?
+    struct Settings: Equatable, Sendable {
+        var arenas: Int32?
+        var mmapThreshold: Int32?
     }
 
-    public static func settings(environment: [String: String]) -> Settings {
+    static func settings(environment: [String: String]) -> Settings {
         let tunables = environment["GLIBC_TUNABLES"] ?? ""
         return Settings(
             arenas: environment["MALLOC_ARENA_MAX"] != nil || tunables.contains("glibc.malloc.arena_max")

@@ -9,10 +9,8 @@ actor ReloadQueue<Outcome: Sendable> {
     private var running = false
     /// The last finished reload, with the last ticket it covers.
     private var finished: (covers: Int, outcome: Outcome)?
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    /// How many callers wait for a reload to end (for tests).
-    var waiting: Int { waiters.count }
+    /// The callers waiting for a reload to end.
+    private(set) var waiters: [CheckedContinuation<Void, Never>] = []
 
     /// Runs `reload`, or waits for a reload that covers this call, and returns its outcome.
     func run(_ reload: @Sendable () async -> Outcome) async -> Outcome {

@@ -11,7 +11,7 @@ import FlagsCore
 actor Reloader: Service {
     /// A new stack for `run()` to put in place of the running one; `done` resumes once it serves.
     private struct Swap: Sendable {
-        let stack: SourceStack
+        let stack: ProviderStack
         let done: CheckedContinuation<Void, Never>
     }
 
@@ -37,6 +37,8 @@ actor Reloader: Service {
 
     /// The stack requests go to; swapped by a reload.
     nonisolated let stacks: StackGate
+    /// Rung after every reload applied, for the metrics file's writer, which waits on it when it has no file.
+    nonisolated let reloaded = WakeSignal()
 
     /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.
     init(
@@ -49,7 +51,7 @@ actor Reloader: Service {
         metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.stacks = StackGate(
-            SourceStack(
+            ProviderStack(
                 configuration: configuration, environment: environment, store: store,
                 stateDirectory: stateDirectory, logger: logger, metrics: metrics))
         self.metrics = metrics
@@ -169,6 +171,7 @@ actor Reloader: Service {
             await stacks.current.update(configuration: new)
         }
         configuration = new
+        reloaded.signal()
         logger.notice("configuration reloaded", ["PWFLAGS_EVENT": "reloaded"])
         return .success(())
     }
@@ -182,7 +185,7 @@ actor Reloader: Service {
         let old = stacks.current
         await old.retire()
         // Built after the old stack is retired: it reads the user id the old one can no longer change.
-        let stack = SourceStack(
+        let stack = ProviderStack(
             configuration: configuration, environment: environment, store: store,
             stateDirectory: stateDirectory, logger: logger, metrics: metrics)
         if stack.identity != old.identity {

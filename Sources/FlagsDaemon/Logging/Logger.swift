@@ -26,31 +26,31 @@ public final class Logger: Sendable {
     }
 
     /// A logger with its own sink, for tests.
-    public init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void) {
+    init(level: LogLevel, sink: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void) {
         self.threshold = Locked(level)
         self.sink = sink
     }
 
     /// The least important level written.
-    public var level: LogLevel {
+    var level: LogLevel {
         get { threshold.withLock { $0 } }
         set { threshold.withLock { $0 = newValue } }
     }
 
-    public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= self.level else { return }
         sink(level, message, fields.map { ($0.key, $0.value) })
     }
 
-    public func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func debug(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.debug, message, fields)
     }
 
-    public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.info, message, fields)
     }
 
-    public func notice(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    func notice(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         log(.notice, message, fields)
     }
 
@@ -73,9 +73,9 @@ public final class Logger: Sendable {
             line += " \(name)=" + (needsQuotes ? "\"\(escaped.replacingQuotes())\"" : escaped)
         }
         line += "\n"
-        // One write(2) per line, so that lines from several threads never interleave.
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { raw in _ = write(STDERR_FILENO, raw.baseAddress, raw.count) }
+        // One write(2) per line (a pipe or the journal takes a line whole), so that lines from several threads
+        // never interleave; a log that cannot be written is not worth failing for.
+        try? Descriptor.writeAll(STDERR_FILENO, Array(line.utf8))
     }
 }
 

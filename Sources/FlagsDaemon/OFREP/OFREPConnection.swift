@@ -7,6 +7,8 @@ final class OFREPConnection: EngineConnection {
     let fd: Int32
     /// Who the rate rule counts this connection as (`uid:1000`, `ip:127.0.0.1`).
     let peer: String
+    /// The Unix peer's user id, for its share of the connections; nil on TCP.
+    let peerUID: UInt32?
     var parser: HTTPRequestParser
     /// Answers not yet sent, in order. Heads and bodies are separate arrays queued by reference: a bulk body
     /// is shared with the snapshot's cache, not copied per answer, and they go out gathered in one `sendmsg`.
@@ -26,13 +28,18 @@ final class OFREPConnection: EngineConnection {
     let sequence: UInt64
     /// True once the connection is an event stream: it reads nothing more, and `deadline` is its next heartbeat.
     var isStream = false
+    /// A 401 waiting for its turn (`DelayedRefusals`): nothing more is read meanwhile.
+    var delayedRefusal: HTTPResponse?
     /// When an event stream is closed, so that the client reconnects (monotonic nanoseconds).
     var streamEnds: UInt64 = .max
 
-    init(fd: Int32, peer: String, parser: HTTPRequestParser, deadline: UInt64, isAuthenticated: Bool, sequence: UInt64)
-    {
+    init(
+        fd: Int32, peer: String, peerUID: UInt32?, parser: HTTPRequestParser, deadline: UInt64, isAuthenticated: Bool,
+        sequence: UInt64
+    ) {
         self.fd = fd
         self.peer = peer
+        self.peerUID = peerUID
         self.parser = parser
         self.deadline = deadline
         self.isAuthenticated = isAuthenticated

@@ -2,30 +2,36 @@ import FlagsCore
 import OFREP
 import UnixIO
 
-/// The OFREP form of the store's current flags, owned by the listener's loop thread: rebuilt only when the
-/// snapshot changed, so the bulk answer is built once per change and shared by every request.
+/// The OFREP form of the flags the listener serves, owned by its loop thread: the snapshot comes with each
+/// change (`ChangeFeed`), and the answer is rebuilt only when the snapshot changed, so the bulk answer is built
+/// once per change and shared by every request.
 ///
 /// Building is bounded by `maximumBulkBytes` (`OFREPFlags`). When the answer it replaces was large, the freed memory
 /// goes back to the system rather than staying in malloc's free lists, so the daemon's size falls back once a
 /// large set of overrides is cleared.
 struct OFREPFlagsCache {
-    private let store: FlagStore
     private let maximumBulkBytes: Int
     private let logger: Logger
+    /// The flags served: the feed's latest snapshot.
+    private var snapshot: FlagSnapshot
     private var cached: (snapshot: FlagSnapshot, flags: OFREPFlags)?
 
     /// Answers this large or larger give their memory back to the system when replaced.
     static let trimThreshold = 1 << 20
 
-    init(store: FlagStore, maximumBulkBytes: Int, logger: Logger) {
-        self.store = store
+    init(snapshot: FlagSnapshot, maximumBulkBytes: Int, logger: Logger) {
+        self.snapshot = snapshot
         self.maximumBulkBytes = maximumBulkBytes
         self.logger = logger
     }
 
-    /// The flags of the store's current snapshot.
+    /// Serves `snapshot` from now on (a change the feed brought); older ones are ignored.
+    mutating func serve(_ newer: FlagSnapshot) {
+        if newer.revision > snapshot.revision { snapshot = newer }
+    }
+
+    /// The flags of the snapshot served.
     mutating func current() -> OFREPFlags {
-        let snapshot = store.current
         if let cached, cached.snapshot === snapshot { return cached.flags }
         let previousBytes = cached.map { Self.bulkBytes($0.flags) } ?? 0
         cached = nil

@@ -7,15 +7,17 @@ import UnixIO
 extension OFREPHandler {
     func open(_ fd: Int32) -> OFREPConnection? {
         let peer: String
+        var peerUID: UInt32?
         if isTCP {
             InetSocket.setNoDelay(fd)
             peer = "ip:" + (InetSocket.peerHost(fd) ?? "?")
         } else {
-            peer = "uid:" + ((try? UnixSocket.peerCredentials(fd)).map { String($0.uid) } ?? "?")
+            peerUID = (try? UnixSocket.peerCredentials(fd))?.uid
+            peer = "uid:" + (peerUID.map { String($0) } ?? "?")
         }
         acceptedCount += 1
         return OFREPConnection(
-            fd: fd, peer: peer,
+            fd: fd, peer: peer, peerUID: peerUID,
             parser: HTTPRequestParser(maximumHeadBytes: limits.maxHeadBytes, maximumBodyBytes: limits.maxBodyBytes),
             deadline: EngineClock.now() + limits.idleTimeout, isAuthenticated: responder.token == nil,
             sequence: acceptedCount)
@@ -39,7 +41,8 @@ extension OFREPHandler {
     }
 
     func handle(_ ready: Epoll.Events, on connection: OFREPConnection) {
-        if ready.contains(.error) {
+        // A guess waiting for its 401 reads nothing; a hang-up meanwhile ends it.
+        if ready.contains(.error) || connection.delayedRefusal != nil {
             engine.close(connection)
             return
         }
@@ -61,6 +64,7 @@ extension OFREPHandler {
 
     func closing(_ connection: OFREPConnection) {
         if connection.isStream { streamCount -= 1 }
+        refusals.forget(connection)
     }
 
     /// Reads once, answers what is complete, sends.
@@ -113,6 +117,9 @@ extension OFREPHandler {
                 // preflight needs no token, so it proves nothing: its connection stays displaceable.
                 let refused = response.status == 401
                 if !refused, !responder.isPreflight(request) { connection.isAuthenticated = true }
+                if refused, !refusals.admit(response, on: connection, now: Double(EngineClock.now()) / 1e9) {
+                    return
+                }
                 let closing = refused || !request.keepsAlive || endOfInput || stopRequested.withLock { $0 }
                 connection.enqueue(response, closing: closing)
                 connection.deadline = EngineClock.now() + limits.idleTimeout
@@ -128,6 +135,10 @@ extension OFREPHandler {
     /// that waited behind a full buffer once it empties.
     func flush(_ connection: OFREPConnection) {
         guard engine.send(connection) else { return }
+        if connection.delayedRefusal != nil {
+            engine.setInterest(connection, [])
+            return
+        }
         if connection.pendingCount > 0 {
             engine.setInterest(connection, .output)
             return
@@ -145,6 +156,18 @@ extension OFREPHandler {
             }
         }
         engine.setInterest(connection, [.input, .readHangup])
+    }
+
+    /// Sends the 401s whose turn came (`DelayedRefusals`), each closing its connection.
+    func releaseRefusals(now: UInt64) {
+        guard !refusals.isEmpty else { return }
+        for connection in refusals.due(now: Double(now) / 1e9) where engine.isOpen(connection) {
+            guard let answer = connection.delayedRefusal else { continue }
+            connection.delayedRefusal = nil
+            connection.enqueue(answer, closing: true)
+            connection.closesAfterFlush = true
+            flush(connection)
+        }
     }
 
     /// Past the deadline: a connection between requests just closes; one in the middle of a request gets 408.

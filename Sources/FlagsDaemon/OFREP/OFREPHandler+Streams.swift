@@ -5,13 +5,14 @@ import UnixIO
     import Glibc
 #endif
 
-/// Event streams (ADR-0008): the store rings the doorbell on every change; the handler then compares the bulk
-/// answer's tag with the last one announced and sends a `refetchEvaluation` event to every stream. Streams are
-/// bounded apart: `maxStreams`, a heartbeat that finds dead peers, a maximum age, and a cut for a reader more
-/// than `maxStreamPendingBytes` behind.
+/// Event streams (ADR-0008): each change the feed brings (and each replacement of the advertised channel) gives a
+/// new bulk answer; when its tag differs from the last one announced, every stream gets a `refetchEvaluation`
+/// event. Streams are bounded apart: `maxStreams`, a heartbeat that finds dead peers, a maximum age, and a cut
+/// for a reader more than `maxStreamPendingBytes` behind.
 extension OFREPHandler {
     /// The flags with the bulk answer advertising the current channel's stream; rebuilt when the flags' bulk
-    /// answer or the channel changes.
+    /// answer or the channel changes, and each new bulk answer announced to every stream, whichever asked first
+    /// (a change the feed brought, a request, the channel's replacement).
     func advertisedFlags(now: UInt64) -> OFREPFlags {
         let current = flags.current()
         let channel = streams.advertisedChannel(now: now)
@@ -19,15 +20,15 @@ extension OFREPHandler {
         if let advertised, advertised.source == source, advertised.channel == channel { return advertised.flags }
         let built = current.advertising(OFREPEventStreams.advert(channel: channel, origin: streamOrigin))
         advertised = (source, channel, built)
+        // No stream is open while the first answer is built, at start (before the engine is there).
+        if let tag = built.bulkETag, let event = streams.record(etag: tag.quoted, wallSeconds: Self.wallSeconds()),
+            streamCount > 0
+        {
+            for connection in Array(engine.connections.values) where connection.isStream {
+                push(event, to: connection)
+            }
+        }
         return built
-    }
-
-    /// Announces a new bulk answer to every stream.
-    func publishChanges(now: UInt64) {
-        guard let tag = advertisedFlags(now: now).bulkETag,
-            let event = streams.record(etag: tag.quoted, wallSeconds: Self.wallSeconds())
-        else { return }
-        for connection in Array(engine.connections.values) where connection.isStream { push(event, to: connection) }
     }
 
     /// Answers a request for `OFREPEventStreams.path`: the stream, or a refusal that ends the connection. The
@@ -93,6 +94,8 @@ extension OFREPHandler {
     func nextDeadline() -> UInt64? {
         var earliest = UInt64.max
         if streamCount > 0, let rotation = streams.nextRotation { earliest = rotation }
+        // A waiting 401's turn comes every 1/perSecond s.
+        if !refusals.isEmpty { earliest = EngineClock.now() + UInt64(1e9 / DelayedRefusals.perSecond) }
         for connection in engine.connections.values { earliest = min(earliest, connection.deadline) }
         return earliest == .max ? nil : earliest
     }

@@ -9,9 +9,9 @@ import UnixIO
 /// OFREP over HTTP on the event engine, apart from the line protocol's: its parsing, answers, CORS, and event
 /// streams (OFREPHandler+Streams); one connection's steps are in OFREPHandler+Connections.
 ///
-/// Every answer is computed on the engine's thread from the store's current snapshot (no request waits on
-/// anything), so a connection is a parser, an output queue and a deadline. Other threads only ask it to stop,
-/// or ring that the store changed, through the engine's doorbell. Bounded: `maxConnections` (more get 503 and
+/// Every answer is computed on the engine's thread from the latest snapshot the store pushed (`ChangeFeed`; no
+/// request waits on anything), so a connection is a parser, an output queue and a deadline. Other threads only
+/// ask it to stop, or push a change, through the engine's doorbell. Bounded: `maxConnections` (more get 503 and
 /// are closed), the parser's head and body limits, the idle deadline (a slow or silent client is closed, 408
 /// if it was mid-request), and `maxPendingBytes` of answers per connection (past it the connection's next
 /// requests wait unread until the client reads).
@@ -20,6 +20,8 @@ import UnixIO
 final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     let stopRequested = Locked(false)
     private let doorbell: Doorbell
+    /// The flags' changes, each pushed here by the store, as to the line protocol's handler.
+    private let feed: ChangeFeed
     let isTCP: Bool
     let responder: OFREPResponder
     let limits: OFREPLimits
@@ -35,6 +37,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     var acceptedCount: UInt64 = 0
     var streams: OFREPEventStreams
     var streamCount = 0
+    /// Wrong tokens, answered at a bounded rate for all clients together.
+    var refusals = DelayedRefusals()
     /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
     var advertised: (source: EntityTag, channel: String, flags: OFREPFlags)?
 
@@ -50,7 +54,9 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         self.responder = OFREPResponder(token: isTCP ? token : nil, allowedOrigins: Set(allowedOrigins))
         self.limits = limits
         self.limiter = OFREPRateLimiter(perSecond: limits.requestRate)
-        self.flags = OFREPFlagsCache(store: store, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
+        let feed = ChangeFeed(store: store, doorbell: doorbell)
+        self.feed = feed
+        self.flags = OFREPFlagsCache(snapshot: feed.initial, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
         self.logger = logger
         self.metrics = metrics
         if isTCP, let host = InetSocket.localHost(listenFD), let port = InetSocket.localPort(listenFD) {
@@ -59,9 +65,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
             streamOrigin = nil
         }
         streams = OFREPEventStreams(etag: "", wallSeconds: Self.wallSeconds())
-        let initial = advertisedFlags(now: EngineClock.now()).bulkETag?.quoted ?? ""
-        _ = streams.record(etag: initial, wallSeconds: Self.wallSeconds())
-        _ = store.observe { [doorbell] _ in doorbell.ring() }
+        _ = advertisedFlags(now: EngineClock.now())
     }
 
     /// Asks the loop to stop, from any thread.
@@ -72,14 +76,21 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
 
     var maxConnections: Int { limits.maxConnections }
 
-    /// A stop, or a change of the flags (announced to the streams in `tick`).
+    /// A stop, or changes of the flags: the latest snapshot is served, and announced to the streams.
     func woke() {
+        let changes = feed.take()
+        if let latest = changes.last {
+            flags.serve(latest.update.snapshot)
+            _ = advertisedFlags(now: EngineClock.now())
+        }
         if stopRequested.withLock({ $0 }) { engine.beginDraining(timeout: Self.drainTimeout) }
     }
 
     func tick() {
         let now = EngineClock.now()
-        publishChanges(now: now)
+        // The advertised channel's replacement changes the bulk answer too; flags' changes come through `woke`.
+        if streamCount > 0, let rotation = streams.nextRotation, now >= rotation { _ = advertisedFlags(now: now) }
+        releaseRefusals(now: now)
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {
                 beat(connection, now: now)
@@ -101,7 +112,9 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func stopped() {}
+    func stopped() {
+        feed.close()
+    }
 
     static func wallSeconds() -> Int { time(nil) }
 }

@@ -1,41 +1,38 @@
-public import FlagsCore
+import FlagsCore
 
 /// The bounds on what OFREP clients may make the listener hold (docs/configuration.md, [OFREP]).
-public struct OFREPLimits: Sendable, Equatable {
-    public var maxConnections: Int
+struct OFREPLimits: Sendable, Equatable {
+    var maxConnections: Int
     /// Nanoseconds a connection has to send a whole request after its previous answer (or its start).
-    public var idleTimeout: UInt64
+    var idleTimeout: UInt64
     /// Requests a second per client; 0: no limit.
-    public var requestRate: Int
+    var requestRate: Int
     /// The request line and header fields together, in bytes.
-    public var maxHeadBytes: Int
+    var maxHeadBytes: Int
     /// A request body, in bytes; an evaluation context is far smaller.
-    public var maxBodyBytes: Int
+    var maxBodyBytes: Int
     /// Answers queued for one connection before the listener stops reading its next requests.
-    public var maxPendingBytes: Int
+    var maxPendingBytes: Int
     /// The largest bulk answer; past it a bulk request gets 500 and clients evaluate flags one at a time.
-    public var maxBulkBytes: Int
+    var maxBulkBytes: Int
     /// Event streams open at once (half the connections, at least one), so streams never crowd out requests.
-    public var maxStreams: Int
+    var maxStreams: Int
     /// Nanoseconds between a stream's heartbeats: half the idle timeout, at most 15 s.
-    public var streamHeartbeat: UInt64
+    var streamHeartbeat: UInt64
     /// Nanoseconds a stream lives before it is closed and the client reconnects (resuming by `Last-Event-ID`).
-    public var streamMaxAge: UInt64
+    var streamMaxAge: UInt64
     /// Unsent bytes a stream may hold (also its socket's send buffer); a reader that falls this far behind is cut
     /// off. It loses nothing: it reconnects with `Last-Event-ID` and gets the latest change.
-    public var maxStreamPendingBytes: Int
+    var maxStreamPendingBytes: Int
 
-    public init(
+    init(
         maxConnections: Int = 64, idleTimeout: Duration = .seconds(30), requestRate: Int = 500,
         maxHeadBytes: Int = 8192, maxBodyBytes: Int = 65536, maxPendingBytes: Int = 262_144,
         maxBulkBytes: Int = 16 << 20
     ) {
         self.maxConnections = maxConnections
         // Saturating: no duration, however long, traps here (the parser already refuses more than 10 years).
-        let (seconds, attoseconds) = idleTimeout.components
-        let (whole, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1_000_000_000)
-        self.idleTimeout =
-            overflow ? UInt64.max / 2 : min(UInt64.max / 2, whole + UInt64(max(0, attoseconds) / 1_000_000_000))
+        self.idleTimeout = EngineClock.nanoseconds(idleTimeout)
         self.requestRate = requestRate
         self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes
@@ -47,7 +44,7 @@ public struct OFREPLimits: Sendable, Equatable {
         self.maxStreamPendingBytes = 8192
     }
 
-    public init(_ configuration: Configuration) {
+    init(_ configuration: Configuration) {
         self.init(
             maxConnections: configuration.ofrepConnectionLimit, idleTimeout: configuration.ofrepIdleTimeout,
             requestRate: configuration.ofrepRequestRate)

@@ -1,6 +1,6 @@
-public import FlagsCore
+import FlagsCore
 import FoundationEssentials
-public import UnixIO
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
@@ -8,19 +8,19 @@ public import UnixIO
 
 /// Opens the OFREP listener's socket: the descriptor socket activation named `ofrep`, else `[OFREP]
 /// ListenAddress=`; and reads the token TCP clients must send.
-public struct OFREPListener: Sendable {
+struct OFREPListener: Sendable {
     /// The listening socket, non-blocking.
-    public var fd: Int32
-    public var isTCP: Bool
+    var fd: Int32
+    var isTCP: Bool
     /// What the log says it listens on.
-    public var address: String
+    var address: String
     /// A socket file this daemon created and removes at exit; nil for TCP and for activated sockets.
-    public var ownedPath: String?
+    var ownedPath: String?
 
     /// Why the listener cannot open: the one error of OFREP's start, which the daemon logs before it serves the
     /// line protocol without OFREP. `code` says what kind of failure it is, `message` says it in one line, and
     /// `cause` is the system call that failed, when one did.
-    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The socket systemd passed as `ofrep` could not be used.
         case activatedSocketUnusable(cause: SystemError)
         /// Listening on `address` (`host:port` or a socket path) failed.
@@ -33,29 +33,22 @@ public struct OFREPListener: Sendable {
         case tokenUnreadable(path: String, cause: SystemError)
         /// `TokenFile` holds no token.
         case tokenEmpty(path: String)
+        /// `TokenFile` holds a token shorter than `minimumTokenBytes`: it could be guessed.
+        case tokenTooShort(path: String, bytes: Int)
 
         /// The kind of failure, for programs and tests to branch on; more may come.
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
-            public let description: String
+        typealias Code = ErrorCode<OFREPListener.Failure>
 
-            /// The listening socket could not be opened or used.
-            public static let socketUnavailable = Code(description: "socketUnavailable")
-            /// The socket path is served by another process, or holds something that is not a socket.
-            public static let socketTaken = Code(description: "socketTaken")
-            /// `TokenFile` gives no token.
-            public static let tokenUnavailable = Code(description: "tokenUnavailable")
-        }
-
-        public var code: Code {
+        var code: Code {
             switch self {
             case .activatedSocketUnusable, .cannotListen: .socketUnavailable
             case .socketInUse, .notASocket: .socketTaken
-            case .tokenUnreadable, .tokenEmpty: .tokenUnavailable
+            case .tokenUnreadable, .tokenEmpty, .tokenTooShort: .tokenUnavailable
             }
         }
 
         /// What went wrong, in one line.
-        public var message: String {
+        var message: String {
             switch self {
             case .activatedSocketUnusable(let cause): "cannot use the activated OFREP socket: \(cause)"
             case .cannotListen(let address, let cause): "cannot listen on \(address): \(cause.reason)"
@@ -63,23 +56,26 @@ public struct OFREPListener: Sendable {
             case .notASocket(let path): "\(path) exists and is not a socket"
             case .tokenUnreadable(let path, let cause): "cannot read the OFREP TokenFile \(path): \(cause.reason)"
             case .tokenEmpty(let path): "the OFREP TokenFile \(path) is empty"
+            case .tokenTooShort(let path, let bytes):
+                "the OFREP TokenFile \(path) holds a token of \(bytes) bytes; at least \(OFREPListener.minimumTokenBytes)"
+                    + " are needed to resist guessing (for example: openssl rand -base64 32)"
             }
         }
 
         /// The system call that failed, when one did.
-        public var cause: SystemError? {
+        var cause: SystemError? {
             switch self {
             case .activatedSocketUnusable(let cause), .cannotListen(_, let cause), .tokenUnreadable(_, let cause):
                 cause
-            case .socketInUse, .notASocket, .tokenEmpty: nil
+            case .socketInUse, .notASocket, .tokenEmpty, .tokenTooShort: nil
             }
         }
 
-        public var description: String { message }
+        var description: String { message }
     }
 
     /// The listener to serve, nil when OFREP is off. `activated` are the descriptors named `ofrep`.
-    public static func open(_ configuration: Configuration, activated: [Int32]) throws(Failure) -> OFREPListener? {
+    static func open(_ configuration: Configuration, activated: [Int32]) throws(Failure) -> OFREPListener? {
         if let fd = activated.first {
             for extra in activated.dropFirst() { close(extra) }
             do {
@@ -120,8 +116,12 @@ public struct OFREPListener: Sendable {
         }
     }
 
+    /// The shortest token the listener takes: 16 bytes of base64 are 96 bits, past any guessing at the rate
+    /// wrong tokens are answered (`DelayedRefusals`).
+    public static let minimumTokenBytes = 16
+
     /// The token in `TokenFile`, without the line end an editor adds; nil when no file is set.
-    public static func token(_ configuration: Configuration) throws(Failure) -> [UInt8]? {
+    static func token(_ configuration: Configuration) throws(Failure) -> [UInt8]? {
         guard let path = configuration.ofrepTokenFile else { return nil }
         var bytes: [UInt8]
         do {
@@ -131,6 +131,16 @@ public struct OFREPListener: Sendable {
         }
         while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
         guard !bytes.isEmpty else { throw .tokenEmpty(path: path) }
+        guard bytes.count >= minimumTokenBytes else { throw .tokenTooShort(path: path, bytes: bytes.count) }
         return bytes
     }
+}
+
+extension ErrorCode where Domain == OFREPListener.Failure {
+    /// The listening socket could not be opened or used.
+    static var socketUnavailable: Self { Self("socketUnavailable") }
+    /// The socket path is served by another process, or holds something that is not a socket.
+    static var socketTaken: Self { Self("socketTaken") }
+    /// `TokenFile` gives no token.
+    static var tokenUnavailable: Self { Self("tokenUnavailable") }
 }

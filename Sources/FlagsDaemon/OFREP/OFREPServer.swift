@@ -3,7 +3,7 @@ import FoundationEssentials
 import UnixIO
 
 /// The OFREP listener (docs/openfeature.md) as a service: its event engine on a thread of its own.
-public final class OFREPServer: Service {
+final class OFREPServer: Service {
     private let engine: EventEngine<OFREPHandler>
 
     /// Serves `listenFD`, a listening stream socket the server now owns and closes at the end. `token` is asked
@@ -22,7 +22,7 @@ public final class OFREPServer: Service {
     }
 
     /// Serves until shut down or cancelled.
-    public func run() async {
+    func run() async {
         let engine = self.engine
         await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -37,9 +37,9 @@ public final class OFREPServer: Service {
     }
 
     /// Stops accepting; `run()` sends what is queued (briefly), closes and returns.
-    public func shutdownGracefully() async {
+    func shutdownGracefully() async {
         engine.handler.stop()
     }
 
-    public var returnsAfterGracefulShutdown: Bool { true }
+    var returnsAfterGracefulShutdown: Bool { true }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import UnixIO
 
 /// Tells when the wall clock is set (NTP correcting a clock that booted wrong, an operator, `date -s`) and when
@@ -6,7 +5,7 @@ import UnixIO
 ///
 /// A `TimerFD` on `CLOCK_REALTIME`, armed far ahead with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET`: its read
 /// fails with `ECANCELED` as soon as the clock is set, and the kernel treats a resume the same way. The timer is
-/// armed again after every change.
+/// armed again after every change. The `DescriptorWatcher` waits on it; nothing here polls.
 ///
 /// The timer is made at start, before the daemon says it is ready, so that its descriptor is part of the
 /// daemon's steady set from the first moment; `run` closes it when it returns.
@@ -36,28 +35,24 @@ final class ClockChangeWatcher: Service {
         return timer
     }
 
-    /// Calls the `onChange` given at init after each change, one at a time, until cancelled.
+    /// Calls the `onChange` given at init after each change, one at a time, until cancelled. The timer is
+    /// watched by the `DescriptorWatcher`; without one (no thread could be made) the watcher stays deaf, as
+    /// without `timerfd`.
     func run() async {
-        await run(onChange: onChange)
-    }
-
-    /// Calls `onChange` after each change, one at a time, until cancelled.
-    func run(onChange: @escaping @Sendable () async -> Void) async {
         let timer = self.timer
-        let changes = AsyncStream<Void>(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            let source = DispatchSource.makeReadSource(
-                fileDescriptor: timer.descriptor, queue: DispatchQueue(label: "pwflagsd.clock-changes"))
-            source.setEventHandler {
-                if Self.consume(timer) { continuation.yield() }
-            }
-            source.setCancelHandler { timer.close() }
-            source.resume()
-            let box = DispatchSourceBox(source)
-            continuation.onTermination = { _ in box.cancel() }
+        let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let watch = try? DescriptorWatcher.shared?.watch(
+            timer.descriptor, onReadable: { if Self.consume(timer) { continuation.yield() } },
+            onCancel: { timer.close() })
+        guard let watch else {
+            timer.close()
+            return await Self.waitForCancellation()
         }
+        continuation.onTermination = { _ in watch.cancel() }
         for await _ in changes {
             await onChange()
         }
+        watch.cancel()
     }
 
     /// Arms the timer `horizon` ahead of the wall clock, cancelled when the clock is set.

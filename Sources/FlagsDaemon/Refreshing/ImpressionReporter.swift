@@ -4,10 +4,10 @@ import FoundationEssentials
 import PushwooshAPI
 import UnixIO
 
-/// Reports impressions (R17, R18): one `PW_FeatureFlagImpression` per flag, rule and state per session.
+/// Reports impressions (R17, R18): one `PW_FeatureFlagImpression` per flag, rule and state per session of a user.
 ///
 /// It works beside the refresher, never behind it: an impression neither waits for a flag request nor slows
-/// `get`. Concurrent calls for the same impression in the same session share one send.
+/// `get`. Concurrent calls for the same impression in the same period share one send.
 ///
 /// Sends to Pushwoosh are bounded: `burst` at once (a screen that logs all its flags), then about one a second.
 /// An impression held back is answered `failed` with status 0 (never sent) and is not recorded as sent, so the
@@ -40,11 +40,15 @@ actor ImpressionReporter {
         var sent = 0
         var duplicate = 0
         var failed = 0
+        /// Written to the log by the local source: never sent, so not counted as `sent` (as metrics'
+        /// outcome="logged").
+        var logged = 0
     }
 
-    /// A send in flight belongs to its session: one of session N never answers, nor is confused with, N + 1.
+    /// A send in flight belongs to its period (a user's session): one of session N never answers, nor is confused
+    /// with, N + 1 or another user's.
     private struct Send: Hashable {
-        var session: Int
+        var period: ImpressionLedger.Period
         var impression: ImpressionLedger.Key
     }
 
@@ -102,13 +106,14 @@ actor ImpressionReporter {
         // source's own value is reported once the override is cleared.
         guard !flag.isOverridden else { return .overridden }
         let (session, userId) = self.session()
+        let period = ImpressionLedger.Period(session: session, userId: userId)
         let impression = ImpressionLedger.Key(flag)
-        switch ledger.claim(impression, session: session) {
+        switch ledger.claim(impression, in: period) {
         case .duplicate:
             counts.withLock { $0.duplicate += 1 }
             return .duplicate
         case .inFlight:
-            guard let task = sending[Send(session: session, impression: impression)] else { return .duplicate }
+            guard let task = sending[Send(period: period, impression: impression)] else { return .duplicate }
             let first = await task.value
             // The first caller's send answers this one too: one event, never two.
             if case .failed = first { return first }
@@ -116,17 +121,17 @@ actor ImpressionReporter {
             return .duplicate
         case .send:
             guard fetcher == nil || takeToken() else {
-                ledger.finish(impression, session: session, sent: false)
+                ledger.finish(impression, in: period, sent: false)
                 counts.withLock { $0.failed += 1 }
                 return .failed(status: 0)
             }
-            let send = Send(session: session, impression: impression)
+            let send = Send(period: period, impression: impression)
             let task = Task { await self.send(flag, userId: userId) }
             sending[send] = task
             let outcome = await task.value
             sending[send] = nil
             let succeeded = outcome == .sent || outcome == .logged
-            ledger.finish(impression, session: session, sent: succeeded)
+            ledger.finish(impression, in: period, sent: succeeded)
             return outcome
         }
     }
@@ -156,7 +161,7 @@ actor ImpressionReporter {
                     "ENABLED": String(flag.isEnabled),
                 ]
             )
-            counts.withLock { $0.sent += 1 }
+            counts.withLock { $0.logged += 1 }
             return .logged
         }
         switch await fetcher.sendImpression(of: flag, userId: userId, date: Date()) {

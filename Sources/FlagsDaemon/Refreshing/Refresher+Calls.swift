@@ -5,10 +5,14 @@ import PushwooshAPI
 /// new timers or retirement.
 extension Refresher {
     /// `refresh` (R10, R12, R16) by the refresh policy: a request, or the stored flags inside the throttle window.
-    /// Returns whether the answer came from the network. A source may answer `refresh` its own way
-    /// (`FlagProvider.refresh`).
+    /// Returns whether the answer came from the network.
+    ///
+    /// A source that serves itself (the local file) is read for this caller, now, outside the policy: sharing a
+    /// read that began before the caller's request could answer with what the file held before the caller
+    /// changed it.
     func refresh() async -> Result<Bool, PushwooshError> {
-        if let problem = source.problem { return .failure(.notSent(problem)) }
+        if provider.servesItself { return await provider.fetch(userId: userId).map { _ in false } }
+        if let problem = provider.problem { return .failure(.notSent(problem)) }
         if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
         // F3: Pushwoosh's Retry-After holds every trigger; the caller learns until when at once.
         if let error = heldError() { return .failure(error) }
@@ -19,11 +23,16 @@ extension Refresher {
         }
     }
 
-    /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns.
-    func setUserId(_ requested: String) -> String {
+    /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns, and the
+    /// previous user cannot come back after a restart: when the new user id cannot be written, its file is removed
+    /// (which works on a full disk) so a restart starts from the default user, and when even that fails (a
+    /// read-only directory) and a restart would bring the previous user back, the call fails and changes nothing.
+    func setUserId(_ requested: String) -> Result<String, UserChangeRefused> {
         // The caller carries it out again on the stack that replaced this one.
-        guard !isRetired else { return userId }
+        guard !isRetired else { return .success(userId) }
         let newUserId = requested.isEmpty ? defaultUserId : requested
+        var afterRestart = newUserId
+        var notKept: String?
         do {
             if requested.isEmpty {
                 try stateDirectory.remove(Self.userIdFile)
@@ -31,22 +40,34 @@ extension Refresher {
                 try stateDirectory.writeAtomically(Self.userIdFile, Array(requested.utf8))
             }
         } catch {
-            logger.warning("cannot keep the user id in the state directory: \(error)")
+            let fallback = (try? stateDirectory.remove(Self.userIdFile)) != nil
+            afterRestart = fallback ? defaultUserId : userId
+            if afterRestart == userId, newUserId != userId {
+                let refusal = UserChangeRefused(cause: error.description, userId: userId)
+                logger.error(refusal.description, ["PWFLAGS_EVENT": "user-change-refused"])
+                noteStateError(refusal.description)
+                return .failure(refusal)
+            }
+            let reason =
+                "cannot keep the user id in the state directory (\(error)); a restart starts as \(afterRestart)"
+            logger.warning(reason, ["PWFLAGS_EVENT": "user-id-not-kept"])
+            notKept = reason
         }
-        guard newUserId != userId else { return userId }
+        guard newUserId != userId else {
+            if let notKept { noteStateError(notKept) }
+            return .success(userId)
+        }
         userId = newUserId
         generation += 1
         if case .fetching(_, let task) = phase { task.cancel() }
         phase = .idle
-        expired = false
-        source.userChanged()
-        removeCache()
+        feed.userChanged(notKept: notKept)
         policy.userChanged(now: clock.bootNow())
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         logger.info("the user id changed; the previous user's flags are discarded", ["PWFLAGS_EVENT": "user-changed"])
         publish()
         wake()
-        return userId
+        return .success(userId)
     }
 
     /// `setAppState` (`Lifecycle=client`, R8a): returns whether a session started.
@@ -58,10 +79,10 @@ extension Refresher {
         return started
     }
 
-    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source may answer
-    /// it its own way (`FlagProvider.pushRegistered`).
+    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source that serves
+    /// itself has nothing to fetch: its changes are seen as they happen.
     func pushRegistered() -> Bool {
-        guard source.problem == nil else { return false }
+        guard provider.problem == nil, !provider.servesItself else { return false }
         let started = policy.pushRegistered(now: clock.bootNow())
         publish()
         wake()
@@ -70,8 +91,12 @@ extension Refresher {
 
     /// A reload changed the timers.
     func update(configuration: Configuration) {
-        policy.update(settings: source.settings(configuration), now: clock.bootNow())
+        // Retired, it writes nothing: the expiry of what the next stack serves is that stack's.
+        guard !isRetired else { return }
+        policy.update(settings: Self.settings(configuration, provider: provider), now: clock.bootNow())
         publish()
+        // A new `CacheMaxAge` moves the expiry of the flags served.
+        feed.restamp(expiry)
         wake()
     }
 
@@ -82,5 +107,18 @@ extension Refresher {
         if case .fetching(_, let task) = phase { task.cancel() }
         phase = .retired
         wake()
+    }
+}
+
+/// `setUserId` could not be made durable and a restart would bring the previous user back: nothing changed.
+struct UserChangeRefused: Error, CustomStringConvertible {
+    /// The failed write and removal.
+    var cause: String
+    /// The user that stays.
+    var userId: String
+
+    var description: String {
+        "cannot change the user: the state directory cannot keep the new user id (\(cause)), so a restart would"
+            + " bring back \(userId); the user stays \(userId)"
     }
 }

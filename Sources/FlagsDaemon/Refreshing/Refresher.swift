@@ -2,8 +2,8 @@ import FlagsCore
 import PushwooshAPI
 import UnixIO
 
-/// Keeps the flags up to date: the refresh policy's timers, one request in flight shared by every trigger,
-/// the disk cache, the user id, the app state and the session (R7-R16).
+/// Decides when to ask the source: the refresh policy's timers, one request in flight shared by every trigger,
+/// the user id, the app state and the session (R7-R16). What an answer does is the feed's (`FlagFeed`).
 ///
 /// Every time it keeps is on the boot clock (see `DaemonClock`); wall times are made only for the disk cache,
 /// the log and, at the moment `status` is read, for people.
@@ -26,12 +26,14 @@ actor Refresher {
         case retired
     }
 
-    // Internal rather than private for Refresher+Calls and Refresher+DiskCache; being the actor's, nothing else
+    // Internal rather than private for Refresher+Calls and Refresher+WallClock; being the actor's, nothing else
     // can change them.
-    /// The local file or Pushwoosh: it fetches, and it alone puts flags in the store (the refresher holds none).
-    let source: any FlagProvider
+    /// The local file or Pushwoosh: it fetches and describes itself; it never holds or serves an answer.
+    let provider: any FlagProvider
+    /// What an answer does: the store, the disk cache, the expiry and the status. The refresher only decides when
+    /// to ask.
+    var feed: FlagFeed
     let stateDirectory: StateDirectory
-    let applicationCode: String
     let defaultUserId: String
     /// Both clocks; `status` turns the boot times it publishes into wall times with it.
     let clock: any DaemonClock
@@ -48,28 +50,18 @@ actor Refresher {
     var phase = Phase.idle
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     var wallOffset: Double
-    /// The disk cache and its fetch time on both clocks; nil when the source keeps none (the local file is its
-    /// own cache).
-    var cache: CacheTimes?
-    /// This boot's id, with which the disk cache records its boot-clock times.
-    let bootID: String?
-    private var lastError: RefresherStatus.LastFailure?
-    /// The last failed write or removal of the disk cache, until one succeeds: flags are then served from memory
-    /// only, and `status.cacheError` says so.
-    private var cacheError: (reason: String, at: Double)?
-    /// True from the moment the flags reached `CacheMaxAge` (R15) until flags are served again, for `explain`.
-    var expired = false
     /// Ends the loop's sleep when a call changed what the policy waits for.
     private let wakes = WakeSignal()
 
-    /// The status fields, readable without waiting on the actor.
+    /// The status fields, readable without waiting on the actor (the feed publishes them).
     nonisolated let status: Locked<RefresherStatus>
 
     /// The state-directory file that keeps a user id set over the socket across restarts.
     static let userIdFile = "user-id"
 
     init(
-        source: any FlagProvider,
+        provider: any FlagProvider,
+        store: FlagStore,
         stateDirectory: StateDirectory,
         configuration: Configuration,
         hwid: String,
@@ -81,11 +73,8 @@ actor Refresher {
         onSessionStart: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.metrics = metrics
-        self.source = source
-        self.cache = source.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
-        self.bootID = bootID
+        self.provider = provider
         self.stateDirectory = stateDirectory
-        self.applicationCode = configuration.applicationCode
         self.defaultUserId = configuration.userID ?? hwid
         self.clock = clock
         self.wallOffset = clock.wallNow() - clock.bootNow()
@@ -94,29 +83,50 @@ actor Refresher {
         self.onSessionStart = onSessionStart
         // F1: the device's own phase, stable across restarts, from its HWID.
         let policy = RefreshPolicy(
-            settings: source.settings(configuration), phase: RefreshPolicy.phase(forDevice: hwid))
+            settings: Self.settings(configuration, provider: provider), phase: RefreshPolicy.phase(forDevice: hwid))
         self.policy = policy
         let saved = stateDirectory.read(Self.userIdFile).map { String(decoding: $0, as: UTF8.self) }
         let userId = saved.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.userID ?? hwid
         self.userId = userId
-        self.status = Locked(
-            RefresherStatus(userId: userId, foreground: policy.isForeground, session: 0, problem: source.problem)
-        )
+        let feed = FlagFeed(
+            provider: provider, store: store, clock: clock, bootID: bootID, logger: logger,
+            initial: RefresherStatus(
+                userId: userId, foreground: policy.isForeground, session: 0, problem: provider.problem))
+        self.feed = feed
+        self.status = feed.status
+    }
+
+    /// The refresh policy's settings for `configuration`: a source that serves itself is its own cache, so its
+    /// flags never reach `CacheMaxAge`.
+    static func settings(_ configuration: Configuration, provider: any FlagProvider) -> RefreshPolicy.Settings {
+        var settings = RefreshPolicy.Settings(configuration)
+        if provider.servesItself { settings.cacheMaxAge = .infinity }
+        return settings
     }
 
     // MARK: Start and the timer loop
 
-    /// Serves the disk cache when it is usable (R7), and starts the first session. Never waits for the network.
+    /// Serves the disk cache when it is usable (R7), else nothing (but what a source that serves itself read),
+    /// and starts the first session. Never waits for the network.
     func start() {
+        // One hold for every layer: an impression's Retry-After reaches the policy, status, explain and metrics.
+        provider.impressionSink?.retryAfterHold?.observe { [weak self] seconds in
+            Task { await self?.senderHeld(seconds: seconds) }
+        }
         let now = clock.bootNow()
         var cachedAt: Double?
-        if source.problem == nil { cachedAt = loadCache(now: now) }
-        if let problem = source.problem {
+        if provider.problem == nil {
+            cachedAt = feed.loadCache(userId: userId, maxAge: policy.settings.cacheMaxAge, now: now)
+        }
+        if let problem = provider.problem {
             logger.error("flags will not be requested: \(problem)")
         }
         policy.start(now: now, cachedFetchedAt: cachedAt)
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         publish()
+        // R16, or no usable disk cache: nothing is served until a fetch succeeds; whatever a previous provider
+        // served goes, so that a reload serves what a restart would.
+        if cachedAt == nil { feed.serveNothing() }
     }
 
     /// Runs the automatic refreshes until cancelled: look at the policy, sleep until its next wake, again.
@@ -139,18 +149,10 @@ actor Refresher {
             logger.info("a new session started", ["SESSION": String(policy.session)])
             onSessionStart(policy.session)
         }
-        if due.expireFlags {
-            logger.warning("the stored flags are older than CacheMaxAge and are no longer served (R15)")
-            expired = true
-            // Status first, as for a fetch: a client that reads `status` or `explain` on the removal sees the
-            // flags gone, not a fetch time that no longer holds.
-            publish()
-            source.serve(FlagSet(), expiry: .never)
-            removeCache()
-        }
+        if due.expireFlags { feed.expire(timers: timers(now: now)) }
         publish()
         guard !due.refresh.isEmpty else { return }
-        if source.problem != nil {
+        if provider.problem != nil {
             policy.requestStarted(now: now)
             publish()
             return
@@ -161,13 +163,15 @@ actor Refresher {
 
     /// One sleep on the boot clock until `deadline`, ended early by a wake signal or by cancellation.
     ///
-    /// A resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute only
-    /// bounds the damage should the sleep's clock and the boot clock ever differ; it is not a clock poll (no wall
-    /// clock is read).
+    /// A resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute
+    /// while a deadline is ahead only bounds the damage should the sleep's clock and the boot clock ever differ;
+    /// it is not a clock poll (no wall clock is read). With no deadline (the local file, a source that cannot
+    /// fetch) only a wake signal or cancellation ends the wait: an idle daemon sets no timer at all.
     private func sleep(until deadline: Double?) async {
-        let until = min(deadline ?? .infinity, clock.bootNow() + 60)
         let clock = self.clock
         let wakes = self.wakes
+        guard let deadline else { return await wakes.wait() }
+        let until = min(deadline, clock.bootNow() + 60)
         // Structured: both waits end with this call, and cancelling `run()` cancels them.
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await clock.sleep(until: until) }
@@ -215,11 +219,17 @@ actor Refresher {
             if Task.isCancelled { return .failed(.notSent("the daemon is stopping")) }
         }
         guard !isRetired else { return .failed(Self.retiredError) }
+        // The sender's hold is read here too, not only when its observer's message arrives: a request it would
+        // refuse must not count as a failure that widens the backoff windows.
+        if let seconds = provider.impressionSink?.retryAfterHold?.remainingSeconds() {
+            policy.holdRequests(until: clock.bootNow() + seconds, now: clock.bootNow())
+            publish()
+        }
         if let error = heldError() { return .failed(error) }
         policy.requestStarted(now: clock.bootNow())
         publish()
         let generation = self.generation
-        let result = await source.fetch(userId: userId)
+        let result = await provider.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
         // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
         guard !isRetired else { return .failed(Self.retiredError) }
@@ -230,55 +240,33 @@ actor Refresher {
         switch result {
         case .success(let response):
             metrics.refreshed(trigger: trigger, outcome: response.partial ? "partial" : "complete", status: 200)
-            cache?.replacedInMemory()
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
-            lastError = nil
-            expired = false
-            // Status first, so that a client that reads `status` on a change sees the new fetch time; what
-            // listeners are told (`expiresAt` included) travels with the update itself.
-            publish()
-            source.fetched(response, expiry: expiry)
-            if response.partial {
-                logger.notice(
-                    "Pushwoosh sent a partial response: served, not stored (R13)",
-                    ["FLAG_COUNT": String(response.flags.count)])
-            } else if cache != nil {
-                do {
-                    try cache?.store(
-                        response.flags, applicationCode: applicationCode, userId: userId, at: reading(bootNow: now))
-                    cacheError = nil
-                } catch {
-                    cacheError = (error.description, now)
-                    logger.error(
-                        "cannot write the disk cache; flags are served from memory: \(error)",
-                        ["PWFLAGS_EVENT": "cache-write-failed"])
-                }
-            }
-            publish()
+            feed.received(response, userId: userId, expiry: expiry, timers: timers(now: now))
             return .fetched
         case .failure(let error):
             metrics.refreshed(trigger: trigger, outcome: "failed", status: error.status)
             metrics.refreshFailed(kind: error.kind.rawValue)
             let retryAfter = error.retryAfterSeconds(now: clock.wallNow())
             policy.requestFinished(.failed, automatic: automatic, now: now, jitter: jitter(), retryAfter: retryAfter)
-            lastError = RefresherStatus.LastFailure(
-                status: error.status, kind: error.kind, reason: error.reason, at: now)
             if let until = policy.hold(now: now) {
                 logger.warning(
                     "Pushwoosh asked to wait (Retry-After): no request before \(RefresherStatus.wallText(until, clock: clock))",
                     ["HTTP_STATUS": String(error.status), "PWFLAGS_EVENT": "retry-after"])
             }
-            logger.warning(
-                "refresh failed (\(error.kind.rawValue)); the stored flags stay in effect: \(error.reason)",
-                [
-                    "HTTP_STATUS": String(error.status), "PWFLAGS_ERROR_KIND": error.kind.rawValue,
-                    "PWFLAGS_EVENT": "refresh-failed",
-                ]
-            )
-            publish()
+            feed.failed(error, at: now, timers: timers(now: now))
             return .failed(error)
         }
+    }
+
+    /// Pushwoosh's `Retry-After` started or grew a hold, on whichever request's reply: the policy holds every
+    /// trigger (without counting a failure), and status, explain and metrics show it.
+    func senderHeld(seconds: Double) {
+        guard !isRetired else { return }
+        let now = clock.bootNow()
+        policy.holdRequests(until: now + seconds, now: now)
+        publish()
+        wake()
     }
 
     /// The error a request gets while Pushwoosh's `Retry-After` holds requests back (F3): it says until when.
@@ -296,42 +284,35 @@ actor Refresher {
 
     // MARK: Internals
 
-    /// Removes the disk cache, when the source keeps one.
-    func removeCache() {
-        guard cache != nil else { return }
-        do {
-            try cache?.remove()
-            cacheError = nil
-        } catch {
-            cacheError = (error.description, clock.bootNow())
-            logger.error("cannot remove the disk cache: \(error)", ["PWFLAGS_EVENT": "cache-remove-failed"])
-        }
+    /// A state write that failed, in `status.cacheError` until a cache write or removal succeeds.
+    func noteStateError(_ reason: String) {
+        feed.noteStateError(reason, at: clock.bootNow())
+        publish()
     }
 
+    /// Publishes the status as the policy stands now.
     func publish() {
-        let now = clock.bootNow()
-        let snapshot = RefresherStatus(
+        feed.publish(timers(now: clock.bootNow()))
+    }
+
+    /// The refresher's part of the status: the user, the app state, the session and the policy's times.
+    private func timers(now: Double) -> RefresherStatus {
+        RefresherStatus(
             userId: userId,
             fetchedAt: policy.fetchedAt,
             stale: policy.isStale(now: now),
             partial: policy.servesPartial,
-            lastError: lastError,
-            nextRefreshAt: source.problem == nil ? policy.nextRefreshAt(now: now) : nil,
+            nextRefreshAt: provider.problem == nil ? policy.nextRefreshAt(now: now) : nil,
             heldUntil: policy.hold(now: now),
             foreground: policy.isForeground,
             sessionStartedAt: policy.sessionStartedAt,
             session: policy.session,
-            problem: source.problem,
-            cacheError: cacheError,
-            expired: expired
+            problem: provider.problem
         )
-        status.withLock { $0 = snapshot }
-        // The expiry moves without a change of flags too: a reload's CacheMaxAge, a disk cache's age made known.
-        source.restamp(expiry)
     }
 
-    /// When the flags served stop being served (R15), as the source says by the policy as it stands.
+    /// When the flags served stop being served (R15), by the policy as it stands.
     var expiry: FlagExpiry {
-        source.expiry(fetchedAt: policy.fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock)
+        FlagExpiry(fetchedAt: policy.fetchedAt, maxAge: policy.settings.cacheMaxAge, clock: clock)
     }
 }

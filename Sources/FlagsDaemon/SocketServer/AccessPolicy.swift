@@ -1,31 +1,31 @@
 import FlagsCore
-public import UnixIO
+import UnixIO
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// Who may call the control methods (`ControlGroups`) and `reload` (root and the daemon's own user).
-public struct AccessPolicy: Sendable, Equatable {
+struct AccessPolicy: Sendable, Equatable {
     /// The groups whose members may call control methods; nil lets every peer that can connect.
-    public var controlGroups: Set<UInt32>?
+    var controlGroups: Set<UInt32>?
     /// The daemon's own user.
-    public var ownUID: UInt32
+    var ownUID: UInt32
 
-    public init(controlGroups: Set<UInt32>?, ownUID: UInt32? = nil) {
+    init(controlGroups: Set<UInt32>?, ownUID: UInt32? = nil) {
         self.controlGroups = controlGroups
         self.ownUID = ownUID ?? getuid()
     }
 
     /// True for root and the daemon's own user, who may do anything.
-    public func isPrivileged(_ peer: PeerCredentials) -> Bool {
+    func isPrivileged(_ peer: PeerCredentials) -> Bool {
         peer.uid == 0 || peer.uid == ownUID
     }
 
     /// Whether `peer` may call `setUserId`, `setAppState` and `pushRegistered`.
     ///
     /// `SO_PEERCRED` carries only the primary group, so the supplementary ones come from `SO_PEERGROUPS`.
-    public func mayControl(_ peer: PeerCredentials, supplementaryGroups: () -> [UInt32]?) -> Bool {
+    func mayControl(_ peer: PeerCredentials, supplementaryGroups: () -> [UInt32]?) -> Bool {
         guard let controlGroups else { return true }
         if isPrivileged(peer) || controlGroups.contains(peer.gid) { return true }
         return supplementaryGroups()?.contains(where: controlGroups.contains) ?? false
@@ -42,7 +42,7 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// Resolves group names to ids; returns the names that do not exist.
-    public static func resolveGroups(_ names: [String]) -> (gids: Set<UInt32>, unknown: [String]) {
+    static func resolveGroups(_ names: [String]) -> (gids: Set<UInt32>, unknown: [String]) {
         var gids: Set<UInt32> = []
         var unknown: [String] = []
         for name in names {

@@ -26,6 +26,9 @@ final class Connection: EngineConnection {
     var listenKeyUnits = 0
     /// The epoll events currently registered.
     var interest: Epoll.Events = []
+    var peerUID: UInt32? { peer.uid }
+    /// Something happened on the connection since the last idle sweep (`LineHandler.sweepIdle`).
+    var activeSinceSweep = true
     private var cachedGroups: [UInt32]??
 
     init(id: UInt64, fd: Int32, peer: PeerCredentials, maxLineBytes: Int) {

@@ -41,6 +41,7 @@ extension LineHandler {
     }
 
     func readFrom(_ connection: Connection) {
+        connection.activeSinceSweep = true
         switch connection.receive(through: &engine.readBuffer) {
         case .nothing:
             return
@@ -106,7 +107,9 @@ extension LineHandler {
 
     /// Sends, then cuts a client whose unsent output is past `ServerLimits.isOverrun`'s bound.
     func flush(_ connection: Connection) {
+        let queued = connection.pendingBytes
         guard engine.send(connection) else { return }
+        if queued >= MemoryReturn.threshold { memoryReturn.released(queued - connection.pendingBytes) }
         if !propagation.isIdle, connection.pendingBytes == 0 {
             propagation.written(connection.id, now: EngineClock.now())
         }
@@ -122,6 +125,7 @@ extension LineHandler {
     }
 
     func closing(_ connection: Connection) {
+        memoryReturn.released(connection.pendingBytes)
         subscriptions.remove(connection)
         if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }

@@ -2,7 +2,7 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// The line protocol on the event engine: the inbox, answers from the async side, new snapshots, and the steps
+/// The line protocol on the event engine: the inbox, answers from the async side, the flags' changes (`ChangeFeed`), and the steps
 /// of one connection (LineHandler+Connections).
 ///
 /// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
@@ -14,8 +14,6 @@ import UnixIO
 final class LineHandler: ConnectionHandler, @unchecked Sendable {
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
-        /// `at`: when the store made the change (`now()`), from which its propagation is measured.
-        case update(FlagUpdate, at: UInt64)
         /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
         case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
         case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
@@ -27,6 +25,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     // Shared with other threads.
     private let inbox = Locked<[Mail]>([])
     private let doorbell: Doorbell
+    /// The flags' changes, each pushed here by the store (`ChangeFeed`).
+    private let feed: ChangeFeed
 
     // Loop thread only (read by the steps in LineHandler+Connections too).
     unowned(unsafe) var engine: EventEngine<LineHandler>!
@@ -38,6 +38,10 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     let logger: Logger
     var snapshot: FlagSnapshot
     var nextConnectionID: UInt64 = 1
+    /// When `sweepIdleIfDue` next closes the connections idle since the sweep before (monotonic nanoseconds).
+    var nextIdleSweep: UInt64
+    /// Hands memory back after large output drained or was dropped.
+    var memoryReturn = MemoryReturn()
 
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
@@ -53,6 +57,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     ) {
         self.doorbell = doorbell
         self.limits = limits
+        self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
@@ -61,9 +66,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         self.router = RequestRouter(
             access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
             submit: submit)
-        self.snapshot = FlagSnapshot.initial(epoch: store.epoch)
-        // Observe before reading the snapshot so that no update falls between the two.
-        self.snapshot = store.observe { [weak self] update in self?.post(.update(update, at: EngineClock.now())) }
+        self.feed = ChangeFeed(store: store, doorbell: doorbell)
+        self.snapshot = feed.initial
     }
 
     /// Hands a message to the loop from any thread.
@@ -75,13 +79,15 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     var maxConnections: Int { limits.maxConnections }
 
     func woke() {
+        // Changes first: one made before an answer was posted (the answer to the call that made it) reaches the
+        // subscribers before that answer, as it did when both came through one inbox.
+        for change in feed.take() { apply(change.update, madeAt: change.madeAt) }
         let messages = inbox.withLock { inbox in
             defer { inbox.removeAll(keepingCapacity: true) }
             return inbox
         }
         for message in messages {
             switch message {
-            case .update(let update, let madeAt): apply(update, madeAt: madeAt)
             case .metrics(let format, let reply):
                 reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
             case .completion(let id, let requestID, let result):
@@ -96,6 +102,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
     /// for a loop that is gone. (Nothing else in the inbox needs one.)
     func stopped() {
+        feed.close()
         let messages = inbox.withLock { inbox in
             defer { inbox.removeAll() }
             return inbox
@@ -113,15 +120,19 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func nextDeadline() -> UInt64? { nil }
+    func nextDeadline() -> UInt64? { min(nextIdleSweep, memoryReturn.deadline ?? .max) }
 
-    func tick() {}
+    func tick() {
+        sweepIdleIfDue()
+        if memoryReturn.deadline != nil { memoryReturn.trimIfDue(now: EngineClock.now()) }
+    }
 
     // MARK: Answers from the async side, changes of the flag set
 
     func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
         guard let connection = engine.connections.values.first(where: { $0.id == connectionID }) else { return }
         connection.busy = false
+        connection.activeSinceSweep = true
         if let requestID {
             switch result {
             case .success(let value): Message.writeResult(id: requestID, result: value, to: &connection.output.bytes)

@@ -26,6 +26,8 @@ final class RequestRouter {
     let metrics: ServerMetrics
     private let submit: @Sendable (Work) -> Void
     private var refusedCalls = LogThrottle()
+    private var writeRate = StateWriteRate()
+    private var refusedWrites = LogThrottle()
 
     init(
         access: AccessPolicy, controller: DaemonController, subscriptions: SubscriptionTable, logger: Logger,
@@ -78,6 +80,21 @@ final class RequestRouter {
         }
         if let refusal = permissionError(for: call, on: connection) {
             noteRefusedCall(call, on: connection)
+            if let id = requestID {
+                metrics.error(refusal)
+                Message.writeError(id: id, error: refusal, to: &connection.output.bytes)
+            }
+            return
+        }
+        if StateWriteRate.writesState(call), !access.isPrivileged(connection.peer),
+            let now = Optional(EngineClock.now()),
+            let refusal = writeRate.refusal(uid: connection.peer.uid, now: Double(now) / 1e9)
+        {
+            if let count = refusedWrites.record(now: now) {
+                logger.notice(
+                    "refused state changes past their rate",
+                    ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)])
+            }
             if let id = requestID {
                 metrics.error(refusal)
                 Message.writeError(id: id, error: refusal, to: &connection.output.bytes)

@@ -1,16 +1,16 @@
 import FlagsProtocol
 import FoundationEssentials
-public import UnixIO
+import UnixIO
 
 /// The local socket server (docs/protocol.md): an epoll loop on its own thread for the socket, and a task group
 /// for requests that may wait.
-public final class SocketServer: Service {
+final class SocketServer: Service {
     private let engine: EventEngine<LineHandler>
     private let work: AsyncStream<RequestRouter.Work>
     private let workSink: AsyncStream<RequestRouter.Work>.Continuation
 
     /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
-    public init(
+    init(
         listenFD: Int32,
         store: FlagStore,
         handler: DaemonController,
@@ -34,7 +34,7 @@ public final class SocketServer: Service {
     }
 
     /// Serves until `shutdown()`: then stops accepting, answers the lines already received, flushes, and returns.
-    public func run() async {
+    func run() async {
         let engine = self.engine
         let loop = engine.handler
         let workSink = self.workSink
@@ -62,12 +62,12 @@ public final class SocketServer: Service {
     }
 
     /// Begins a graceful shutdown; `run()` returns when it is done.
-    public func shutdown() {
+    func shutdown() {
         engine.handler.post(.shutdown)
     }
 
     /// Applies new limits (a reload); connections already open keep their line limit.
-    public func update(limits: ServerLimits) {
+    func update(limits: ServerLimits) {
         engine.handler.post(.limits(limits))
     }
 
@@ -79,7 +79,7 @@ public final class SocketServer: Service {
     }
 
     /// Applies a new `ControlGroups` policy (a reload).
-    public func update(access: AccessPolicy) {
+    func update(access: AccessPolicy) {
         engine.handler.post(.access(access))
     }
 }

@@ -7,58 +7,58 @@ import UnixIO
 #endif
 
 /// Every libsystemd call the daemon makes, in one place, handing back Swift types.
-public enum Systemd {
+enum Systemd {
     /// Sends a state string to the service manager; a no-op when `$NOTIFY_SOCKET` is not set.
     ///
     /// Not `sd_notify`, whose blocking send would stall the caller while the manager does not read.
-    public static func notify(_ state: String) {
+    static func notify(_ state: String) {
         notifier.send(state)
     }
 
     private static let notifier = ManagerNotifier(environment: ProcessInfo.processInfo.environment)
 
     /// `READY=1`, with a status line.
-    public static func notifyReady(status: String) {
+    static func notifyReady(status: String) {
         notify("READY=1\nSTATUS=\(status.singleLine)")
     }
 
     /// `STATUS=…`, the line `systemctl status` shows.
-    public static func notifyStatus(_ status: String) {
+    static func notifyStatus(_ status: String) {
         notify("STATUS=\(status.singleLine)")
     }
 
     /// `STOPPING=1`, with a status line saying why (`systemctl status` shows it while the daemon stops).
-    public static func notifyStopping(status: String = "Shutting down") {
+    static func notifyStopping(status: String = "Shutting down") {
         // One line: a line break would end the STATUS= field and start a field of its own.
         let line = status.split(whereSeparator: \.isNewline).joined(separator: " ")
         notify("STOPPING=1\nSTATUS=\(line)")
     }
 
     /// `RELOADING=1` with the `MONOTONIC_USEC` systemd 253+ expects; older managers ignore the extra field.
-    public static func notifyReloading() {
+    static func notifyReloading() {
         let microseconds = MonotonicClock.nanoseconds() / 1000
         notify("RELOADING=1\nMONOTONIC_USEC=\(microseconds)")
     }
 
     /// `WATCHDOG=1`.
-    public static func notifyWatchdog() {
+    static func notifyWatchdog() {
         notify("WATCHDOG=1")
     }
 
     /// The watchdog interval the manager expects pings within, or nil when the watchdog is off.
-    public static func watchdogInterval() -> Duration? {
+    static func watchdogInterval() -> Duration? {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
         return .microseconds(Int64(microseconds))
     }
 
     /// The name a socket unit gives the OFREP listener (`FileDescriptorName=ofrep`).
-    public static let ofrepDescriptorName = "ofrep"
+    static let ofrepDescriptorName = "ofrep"
 
     /// The listening sockets passed by socket activation (`LISTEN_FDS`, `LISTEN_FDNAMES`): the line protocol's
     /// Unix stream sockets (any name but `ofrep`, checked with `sd_is_socket_unix`), the OFREP listener (the
     /// stream socket named `ofrep`, Unix or TCP), and the rest, rejected. All empty without activation.
-    public static func activatedSockets() -> (sockets: [Int32], rejected: [Int32], ofrep: [Int32]) {
+    static func activatedSockets() -> (sockets: [Int32], rejected: [Int32], ofrep: [Int32]) {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         defer {
@@ -91,7 +91,7 @@ public enum Systemd {
 
     /// The application-specific machine id (`sd_id128_get_machine_app_specific`): 32 hex digits, stable
     /// across restarts, and not the machine id itself. Nil when the machine has no `/etc/machine-id`.
-    public static func machineAppSpecificID() -> String? {
+    static func machineAppSpecificID() -> String? {
         var result = sd_id128_t()
         guard sd_id128_get_machine_app_specific(applicationID, &result) == 0 else { return nil }
         return hex(result)
@@ -99,7 +99,7 @@ public enum Systemd {
 
     /// This boot's id (`sd_id128_get_boot`, the same as `/proc/sys/kernel/random/boot_id`): 32 hex digits that
     /// change at every boot, so that a disk cache written in this boot is told from one of an earlier boot.
-    public static func bootID() -> String? {
+    static func bootID() -> String? {
         var result = sd_id128_t()
         guard sd_id128_get_boot(&result) == 0 else { return nil }
         return hex(result)
@@ -116,7 +116,7 @@ public enum Systemd {
 
     /// True when stderr is the journal's stream (`$JOURNAL_STREAM` names its device and inode), so that log
     /// entries can go to the journal with their fields instead of as plain lines.
-    public static func stderrIsJournal(environment: [String: String]) -> Bool {
+    static func stderrIsJournal(environment: [String: String]) -> Bool {
         guard let stream = environment["JOURNAL_STREAM"] else { return false }
         let parts = stream.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
@@ -127,7 +127,7 @@ public enum Systemd {
 
     /// Sends one journal entry with `PRIORITY`, `MESSAGE`, `SYSLOG_IDENTIFIER` and the given fields
     /// (`sd_journal_sendv`: the variadic `sd_journal_send` cannot be called from Swift).
-    public static func journalSend(priority: Int, message: String, fields: [(String, String)]) {
+    static func journalSend(priority: Int, message: String, fields: [(String, String)]) {
         var entries: [[UInt8]] = [
             Array("PRIORITY=\(priority)".utf8), Array("MESSAGE=\(message)".utf8),
             Array("SYSLOG_IDENTIFIER=pwflagsd".utf8),

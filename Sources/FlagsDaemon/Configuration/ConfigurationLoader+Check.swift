@@ -1,0 +1,34 @@
+public import FlagsCore
+
+extension ConfigurationLoader {
+    /// `load`, plus the problems the daemon would otherwise meet only when it starts, for `--check-config`,
+    /// which promises every problem: an `[OFREP] TokenFile` that cannot be read or holds no token (the daemon
+    /// then serves without OFREP and says so only in its log). Reported where `TokenFile` was set, read as the
+    /// daemon reads it (`OFREPListener.token`).
+    ///
+    /// Not part of `load`: a daemon that starts or reloads with such a file keeps serving its socket without
+    /// OFREP rather than refusing the whole configuration.
+    public static func check(
+        configPath: String?,
+        overrides: CommandLineOverrides,
+        environment: [String: String]
+    ) -> Result<Configuration, ConfigurationErrors> {
+        let (parser, unreadable) = read(
+            configPath: configPath, defaultConfigPath: Configuration.defaultConfigPath, overrides: overrides)
+        var problems = unreadable
+        let configuration: Configuration
+        switch parser.finish() {
+        case .success(let finished): configuration = finished
+        case .failure(let errors):
+            problems += errors.problems
+            configuration = parser.configuration
+        }
+        do {
+            _ = try OFREPListener.token(configuration)
+        } catch {
+            let origin = parser.origins[.tokenFile] ?? ConfigurationOrigin(file: "defaults", line: 0)
+            problems.append(ConfigurationProblem(at: origin, error.message))
+        }
+        return problems.isEmpty ? .success(configuration) : .failure(ConfigurationErrors(problems))
+    }
+}

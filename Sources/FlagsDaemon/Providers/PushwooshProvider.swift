@@ -1,0 +1,71 @@
+import FlagsCore
+import FlagsProtocol
+import PushwooshAPI
+import UnixIO
+
+/// Flags from Pushwoosh, fetched when the refresher asks (R7-R16); the feed keeps complete responses in the disk
+/// cache this names, and stops serving them at `CacheMaxAge` (R15).
+final class PushwooshProvider: FlagProvider {
+    let mark = FlagSource.pushwoosh
+    private let code: String
+    let diskCache: FlagCache?
+    let servesItself = false
+    private let fetcher: any FlagFetcher
+
+    init(fetcher: any FlagFetcher, applicationCode: String, diskCache: FlagCache) {
+        self.fetcher = fetcher
+        self.code = applicationCode
+        self.diskCache = diskCache
+    }
+
+    var applicationCode: String? { code }
+
+    var problem: String? { fetcher.problem }
+
+    var impressionSink: (any FlagFetcher)? { fetcher }
+
+    /// Nothing is served before the refresher starts: it serves the disk cache, or nothing.
+    func start() {}
+
+    /// Nothing to watch: the refresher's timers ask Pushwoosh.
+    func run() async {}
+
+    func update(configuration: Configuration) {
+        fetcher.update(configuration: configuration)
+    }
+
+    func retire() {
+        fetcher.retire()
+    }
+
+    func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
+        await fetcher.fetch(userId: userId)
+    }
+
+    // MARK: Reporting
+
+    func fill(_ status: inout StatusResult, refresher: RefresherStatus) {
+        status.source = mark.rawValue
+        status.applicationCode = code
+    }
+
+    func ageSeconds(refresher: RefresherStatus, clock: any DaemonClock) -> Double? {
+        refresher.fetchedAt.map { max(0, clock.bootNow() - $0) }
+    }
+
+    func statusLine(flags count: Int, refresher status: RefresherStatus, clock: any DaemonClock) -> String {
+        var line = "Pushwoosh \(code): \(count) flags"
+        if let problem = status.problem { return line + "; not fetching: \(problem)" }
+        if let fetchedAt = status.fetchedAt {
+            // A time, not an age: the line changes only when something happens, so nothing wakes to redraw it.
+            line += ", fetched at \(clock.wallText(fetchedAt))"
+        } else {
+            line += ", not fetched yet"
+        }
+        if let error = status.lastError {
+            line += "; offline: last refresh failed with status \(error.status) (\(error.kind.rawValue))"
+        }
+        if status.cacheError != nil { line += "; cannot write the disk cache" }
+        return line
+    }
+}

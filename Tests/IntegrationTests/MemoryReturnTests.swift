@@ -1,0 +1,50 @@
+import FlagsCore
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Memory that subscribers who never read made the daemon queue goes back to the system once they are gone.
+@Suite(.hangLimit) struct MemoryReturnTests {
+    @Test func memoryQueuedForSubscribersWhoNeverReadIsGivenBackOnceTheyAreCut() async throws {
+        let daemon = try DaemonProcess.serving(SlowSubscriberTests.flags(round: 0))
+        defer { daemon.cleanUp() }
+        let pid = daemon.process.processIdentifier
+        let before = try #require(ProcessStatus(pid: pid))
+        // A subscription to chosen keys gets notifications of its own (every-key ones share theirs): listening
+        // to all 200 keys, each connection queues its own ~220 KB a change, until MaxPendingBytes cuts it.
+        let keys = JSONValue.array((0..<200).map { .string("flag_\($0)") })
+        var sluggards: [RawClient] = []
+        for _ in 0..<20 {
+            let sluggard = try daemon.connect()
+            _ = try #require(try sluggard.call("listen", ["keys": keys]))
+            sluggards.append(sluggard)
+        }
+        let observer = try daemon.connect()
+        var peak = before
+        for round in 1...40 {
+            try daemon.writeFlags(SlowSubscriberTests.flags(round: round))
+            #expect(
+                await Eventually.wait {
+                    (try? observer.call("get", ["key": "flag_7"])?["result"]?["flag"]?["ruleId"])
+                        == .string("r_\(round)")
+                })
+            if let now = ProcessStatus(pid: pid), now.anonymousKiB > peak.anonymousKiB { peak = now }
+        }
+        for sluggard in sluggards { #expect(sluggard.isClosedByPeer(), "a subscriber that never reads was kept") }
+        let grown = peak.anonymousKiB - before.anonymousKiB
+        print("memory return: before \(before); peak \(peak)")
+        try #require(Sanitizer.isActive || grown > 32_000, "the subscribers made the daemon grow by \(grown) KiB only")
+        // Once they are gone, the daemon falls back to within a quarter of what they made it grow by.
+        var after = peak
+        let returned = await Eventually.wait(timeout: .seconds(10)) {
+            after = ProcessStatus(pid: pid) ?? after
+            return after.anonymousKiB - before.anonymousKiB < grown / 4
+        }
+        #expect(Sanitizer.isActive || returned, "RssAnon: before \(before), peak \(peak), after the drain \(after)")
+        print("memory return: before \(before); peak \(peak); after the drain \(after)")
+    }
+}

@@ -25,6 +25,9 @@ let package = Package(
         // libcurl, the HTTPS client that talks to Pushwoosh: loaded with dlopen at the first request, not linked
         // (CCurl.h says why); libcurl4-openssl-dev gives its header.
         .target(name: "CCurl"),
+        // The daemon's D-Bus object table: sd-bus builds it with C macros Swift cannot expand, so it is written in C;
+        // every call and property read goes to the daemon's Swift code (FlagsDaemon/Bus).
+        .target(name: "CSystemdBus", dependencies: ["CSystemd"]),
         // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
         // by UnixIO (and the bench's floor).
         .systemLibrary(name: "CLinux"),
@@ -45,7 +48,7 @@ let package = Package(
         // The daemon's services: store, sources, socket server, OFREP listener, systemd glue.
         .target(
             name: "FlagsDaemon",
-            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd", "OFREP"],
+            dependencies: ["FlagsCore", "FlagsProtocol", "PushwooshAPI", "UnixIO", "CSystemd", "CSystemdBus", "OFREP"],
             swiftSettings: strict
         ),
         // The client library local Swift apps import.
@@ -63,7 +66,7 @@ let package = Package(
         // The benchmark (docs/performance.md): pwflagsd against the machine's floor, in one run.
         .executableTarget(
             name: "pwflags-bench",
-            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux"],
+            dependencies: ["FlagsCore", "UnixIO", "FeatureFlags", "PWFlagsTestKit", "CLinux", "CSystemd"],
             swiftSettings: strict
         ),
         // The benchmark's start-up floor: the least a Swift program built like pwflagsd costs from exec to exit.

@@ -61,6 +61,18 @@ ln -s pwflagsd "$ROOT/usr/bin/pwflags"
 install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
     "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$ROOT/usr/lib/systemd/system/"
 install -m 0644 "$REPO/systemd/pwflagsd.sysusers.conf" "$ROOT/usr/lib/sysusers.d/pwflagsd.conf"
+# A desktop user's own daemon (systemctl --user), on the user's session bus.
+install -d "$ROOT/usr/lib/systemd/user"
+install -m 0644 "$REPO"/systemd/user/pwflagsd.socket "$REPO"/systemd/user/pwflagsd.service "$ROOT/usr/lib/systemd/user/"
+# The daemon on D-Bus (docs/dbus.md): the system bus's policy, activation on the system and session buses, and the
+# interface's introspection. The dbus package's trigger reloads the bus's configuration when these change.
+install -d "$ROOT/usr/share/dbus-1/system.d" "$ROOT/usr/share/dbus-1/system-services" "$ROOT/usr/share/dbus-1/services" \
+    "$ROOT/usr/share/dbus-1/interfaces"
+install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.conf" "$ROOT/usr/share/dbus-1/system.d/"
+install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.service" "$ROOT/usr/share/dbus-1/system-services/"
+install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.user.service" \
+    "$ROOT/usr/share/dbus-1/services/io.github.pwflagsd.Flags1.service"
+install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.xml" "$ROOT/usr/share/dbus-1/interfaces/"
 install -m 0644 "$REPO/config/demo-flags.json" "$ROOT/usr/share/pwflagsd/demo-flags.json"
 install -m 0644 "$REPO/systemd/completion/pwflags" "$ROOT/usr/share/bash-completion/completions/pwflags"
 

@@ -261,10 +261,44 @@ check "log entries reach the journal with their fields (PWFLAGS_EVENT, FLAG_KEY)
         sleep 0.2
     done
     exit 1'
-# By number: the minbase root has no libnss-systemd to name dynamic users.
-check "the daemon runs as a dynamic user (61184-65519), the owner of its state directory" in_ct sh -c '
+check "the daemon runs as the static user pwflagsd (sysusers), the owner of its state directory" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd); uid=$(stat -c %u /proc/"$pid"); echo "uid $uid"
-    [ "$uid" -ge 61184 ] && [ "$uid" -le 65519 ] && [ "$(stat -c %u /var/lib/private/pwflagsd)" = "$uid" ]'
+    [ "$uid" = "$(id -u pwflagsd)" ] && [ "$uid" -lt 1000 ] && [ "$(stat -c %u /var/lib/private/pwflagsd)" = "$uid" ]'
+
+echo "# the system bus"
+check "the bus policy, the activation files and the interface are installed" in_ct sh -c '
+    test -f /usr/share/dbus-1/system.d/io.github.pwflagsd.Flags1.conf &&
+    test -f /usr/share/dbus-1/system-services/io.github.pwflagsd.Flags1.service &&
+    test -f /usr/share/dbus-1/services/io.github.pwflagsd.Flags1.service &&
+    test -f /usr/share/dbus-1/interfaces/io.github.pwflagsd.Flags1.xml'
+check "stop pwflagsd.service; its name leaves the bus" in_ct sh -ec '
+    systemctl stop pwflagsd.service
+    ! busctl status io.github.pwflagsd.Flags1 >/dev/null 2>&1'
+output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 IsEnabled sb search_v2 false 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == "b true" ]]; then
+    ok "alice's first busctl call activates pwflagsd through the bus and is answered"
+else
+    fail "alice's first busctl call activates pwflagsd (exit $status): $output"
+fi
+check "pwflagsd.service is active again, and owns io.github.pwflagsd.Flags1" in_ct sh -c '
+    systemctl is-active -q pwflagsd && busctl status io.github.pwflagsd.Flags1 | grep -q "^Unit=pwflagsd.service"'
+output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"'* ]]; then
+    ok "alice (in pwflags) reads new_checkout on the system bus"
+else
+    fail "alice reads new_checkout on the bus (exit $status): $output"
+fi
+output=$(in_ct runuser -u bob -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
+if [[ $status != 0 && $output == *"Access denied"* ]]; then
+    ok "bob (outside pwflags) is refused on the system bus"
+else
+    fail "bob is refused on the bus (exit $status): $output"
+fi
+check "status says the daemon serves on the system bus" in_ct sh -c '
+    pwflags --json status | grep -q "\"bus\":{\"bus\":\"system\",\"name\":\"io.github.pwflagsd.Flags1\",\"reason\":null,\"state\":\"serving\"}"'
 check "no core file: LimitCORE=0, and the daemon is not dumpable (its /proc files belong to root)" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd)
     [ "$(systemctl show -P LimitCORE pwflagsd)" = 0 ] && [ "$(stat -c %U /proc/"$pid"/environ)" = root ] &&
@@ -377,6 +411,9 @@ else
 fi
 check "pwflagsd@demo is active beside pwflagsd, with its own state directory" in_ct sh -c '
     systemctl is-active -q pwflagsd@demo && test -d /var/lib/private/pwflagsd-demo'
+check "pwflagsd@demo owns a bus name of its own, io.github.pwflagsd.Flags1.demo" in_ct sh -c '
+    busctl status io.github.pwflagsd.Flags1.demo | grep -q "^Unit=pwflagsd@demo.service" &&
+    busctl status io.github.pwflagsd.Flags1 | grep -q "^Unit=pwflagsd.service"'
 check "pwflagsd@demo requires and is handed only pwflagsd@demo.socket" in_ct sh -c '
     requires=$(systemctl show -P Requires pwflagsd@demo.service); echo "Requires=$requires"
     case " $requires " in *" pwflagsd@demo.socket "*) ;; *) exit 1 ;; esac
@@ -608,6 +645,13 @@ check "pwflagsd.service was restarted (new process) and serves through the socke
     pid=$(systemctl show -P MainPID pwflagsd); echo "MainPID '"$pid_before"' -> $pid"
     [ "$pid" != 0 ] && [ "$pid" != '"$pid_before"' ] && runuser -u alice -- pwflags is-enabled new_checkout &&
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket'
+output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 IsEnabled sb new_checkout false 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == "b true" ]]; then
+    ok "after the upgrade the name is served again: alice reads on the bus"
+else
+    fail "after the upgrade alice reads on the bus (exit $status): $output"
+fi
 check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachable" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd@net); echo "MainPID '"$net_before"' -> $pid"
     [ "$pid" != 0 ] && [ "$pid" != '"$net_before"' ] &&

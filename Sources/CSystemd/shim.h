@@ -3,4 +3,5 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-id128.h>
 #include <systemd/sd-journal.h>
+#include <systemd/sd-bus.h>
 #endif

@@ -79,6 +79,8 @@ extension Configuration {
         case .idleTimeout: ofrepIdleTimeout.systemdTimeSpan
         case .requestRate: String(ofrepRequestRate)
         case .allowedOrigins: ofrepAllowedOrigins.isEmpty ? nil : ofrepAllowedOrigins.joined(separator: " ")
+        case .bus: bus?.rawValue ?? "no"
+        case .busName: busName
         }
     }
 

@@ -81,17 +81,34 @@ public struct Configuration: Sendable, Equatable {
     /// empty: none.
     public var ofrepAllowedOrigins: [String] = []
 
+    // MARK: [DBus]
+
+    /// The message bus the daemon also serves flags on (docs/dbus.md); nil: none.
+    public var bus: MessageBus? = .system
+    /// The well-known name the daemon owns on that bus.
+    public var busName = Configuration.defaultBusName
+
     public init() {}
 
     /// Where clients look when neither `--socket` nor `$PWFLAGS_SOCKET` says otherwise.
     public static let defaultSocketPath = "/run/pwflagsd/pwflagsd.sock"
     /// The configuration file read when `--config` is not given, if it exists.
     public static let defaultConfigPath = "/etc/pwflagsd/pwflagsd.conf"
+    /// The bus name when `[DBus] Name=` is not set.
+    public static let defaultBusName = "io.github.pwflagsd.Flags1"
     /// The state directory when neither the file nor `$STATE_DIRECTORY` names one.
     public static let defaultStateDirectory = "/var/lib/pwflagsd"
 
     /// True when the daemon serves `localFlagsFile` and never calls Pushwoosh.
     public var usesLocalSource: Bool { applicationCode.isEmpty }
+}
+
+/// A message bus the daemon can serve flags on (`[DBus] Bus=`).
+public enum MessageBus: String, Sendable, CaseIterable {
+    /// The system bus: every local user's programs, by the bus policy.
+    case system
+    /// The user's session bus: a daemon of one desktop user (`systemctl --user`).
+    case session
 }
 
 /// How the daemon learns about the app's foreground (docs/behaviour.md: sessions on a device).

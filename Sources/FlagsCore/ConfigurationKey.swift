@@ -49,6 +49,10 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case requestRate = "RequestRate"
     case allowedOrigins = "AllowedOrigins"
 
+    // [DBus]
+    case bus = "Bus"
+    case busName = "Name"
+
     /// The section the key belongs in.
     public var section: ConfigurationSection {
         switch self {
@@ -63,6 +67,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .daemon
         case .listenAddress, .tokenFile, .connectionLimit, .idleTimeout, .requestRate, .allowedOrigins:
             .ofrep
+        case .bus, .busName:
+            .dbus
         }
     }
 }

@@ -152,8 +152,37 @@ extension ConfigurationParser {
                     + "wildcard, path or trailing slash)"
             }
             configuration.ofrepAllowedOrigins = origins
+        case .bus:
+            guard value == "no" || MessageBus(rawValue: value) != nil else {
+                return "invalid bus '\(shown)' for \(name) (expected system, session or no)"
+            }
+            configuration.bus = MessageBus(rawValue: value)
+        case .busName:
+            guard isBusName(value) else {
+                return "invalid bus name '\(shown)' for \(name) (expected a well-known D-Bus name such as "
+                    + "io.github.pwflagsd.Flags1: two or more elements of letters, digits, _ and -, separated by "
+                    + "dots, none starting with a digit, at most 255 characters)"
+            }
+            configuration.busName = value
         }
         return nil
+    }
+
+    /// A well-known bus name as the D-Bus specification has it: elements of `[A-Za-z0-9_-]`, none empty or
+    /// starting with a digit, at least two, at most 255 characters in all.
+    public static func isBusName(_ text: String) -> Bool {
+        let elements = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard text.utf8.count <= 255, elements.count >= 2 else { return false }
+        return elements.allSatisfy { element in
+            guard let first = element.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+                return false
+            }
+            return element.utf8.allSatisfy { byte in
+                byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                    || (byte < 128 && Character(UnicodeScalar(byte)).isLetter)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            }
+        }
     }
 
     /// An origin as a browser sends it in `Origin`: `http` or `https`, `://`, a lowercase host (a name, an IPv4

@@ -264,6 +264,8 @@ public struct ConfigurationParser: Sendable {
         case .idleTimeout: configuration.ofrepIdleTimeout = defaults.ofrepIdleTimeout
         case .requestRate: configuration.ofrepRequestRate = defaults.ofrepRequestRate
         case .allowedOrigins: configuration.ofrepAllowedOrigins = defaults.ofrepAllowedOrigins
+        case .bus: configuration.bus = defaults.bus
+        case .busName: configuration.busName = defaults.busName
         }
     }
 

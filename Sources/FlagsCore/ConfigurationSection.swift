@@ -4,6 +4,7 @@ public enum ConfigurationSection: String, Sendable, CaseIterable {
     case featureFlags = "FeatureFlags"
     case daemon = "Daemon"
     case ofrep = "OFREP"
+    case dbus = "DBus"
 
     /// The keys that belong in this section, in the order of docs/configuration.md.
     public var keys: [ConfigurationKey] { ConfigurationKey.allCases.filter { $0.section == self } }

@@ -98,6 +98,42 @@ public struct StatusResult: CallResult, Equatable {
         }
     }
 
+    /// Where the daemon stands on its message bus (`[DBus]`); nil when `Bus=no`.
+    public var bus: Bus?
+
+    /// The daemon on a message bus: which bus, the name, and whether it serves there now.
+    public struct Bus: Sendable, Equatable {
+        /// `system` or `session`.
+        public var bus: String
+        public var name: String
+        /// `serving` (the name is owned), `connecting` (waiting for the bus or the name), or `unavailable`
+        /// (the connection failed or was lost; the daemon tries again).
+        public var state: String
+        /// Why it is not serving, for `unavailable` and a refused name; nil otherwise.
+        public var reason: String?
+
+        public init(bus: String, name: String, state: String, reason: String? = nil) {
+            self.bus = bus
+            self.name = name
+            self.state = state
+            self.reason = reason
+        }
+
+        var json: JSONValue {
+            [
+                "bus": .string(bus), "name": .string(name), "state": .string(state),
+                "reason": reason.map(JSONValue.string) ?? .null,
+            ]
+        }
+
+        init?(json: JSONValue?) {
+            guard let json, let bus = json["bus"]?.stringValue, let name = json["name"]?.stringValue,
+                let state = json["state"]?.stringValue
+            else { return nil }
+            self.init(bus: bus, name: name, state: state, reason: json["reason"]?.stringValue)
+        }
+    }
+
     public init() {}
 
     /// Reads a status object. Every member is optional: one this reader does not find keeps its default, so a
@@ -134,6 +170,7 @@ public struct StatusResult: CallResult, Equatable {
             cacheError = CacheError(reason: reason, at: at)
         }
         problem = result["problem"]?.stringValue
+        bus = Bus(json: result["bus"])
     }
 
     /// Appends the status object, members sorted by name.
@@ -170,6 +207,7 @@ public struct StatusResult: CallResult, Equatable {
             "expiresAt": text(expiresAt),
             "cacheError": cacheError.map { ["reason": .string($0.reason), "at": .string($0.at)] } ?? .null,
             "problem": text(problem),
+            "bus": bus?.json ?? .null,
         ]
     }
 }

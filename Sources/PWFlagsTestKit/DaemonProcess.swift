@@ -58,7 +58,8 @@ public final class DaemonProcess: @unchecked Sendable {
         productsDirectory.appendingPathComponent(name).path
     }
 
-    /// Writes `config` (the `[Daemon]` socket and state lines are added unless `addDefaults` is false) and
+    /// Writes `config` (the `[Daemon]` socket and state lines are added unless `addDefaults` is false, and so is
+    /// `[DBus] Bus=no` unless `config` has a `[DBus]` section: a test daemon stays off the machine's bus) and
     /// starts the daemon; returns once it sent `READY=1`. `launcher` is a command that execs the daemon (such
     /// as `setpriv` with its options and `--`).
     public init(
@@ -80,6 +81,7 @@ public final class DaemonProcess: @unchecked Sendable {
         var text = config
         if addDefaults {
             text += "\n[Daemon]\nSocketPath=\(socketPath)\nStateDirectory=\(directory.file("state"))\n"
+            if !text.contains("[DBus]") { text += "[DBus]\nBus=no\n" }
         }
         try text.write(toFile: configPath, atomically: true, encoding: .utf8)
         notify = try NotifySocket(path: directory.file("notify-\(UUID().uuidString.prefix(8)).sock"))

@@ -85,6 +85,12 @@ do {
         print(report.table())
         TerminationSignals.exit(0)
     }
+    if arguments.contains("--dbus-only") {
+        // The D-Bus rows alone.
+        try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
+        print(report.table())
+        TerminationSignals.exit(0)
+    }
     if arguments.contains("--footprint-only") {
         // Sizes, memory and start-up alone: what a change to the binary or its start moves.
         Footprint.run(
@@ -100,6 +106,7 @@ do {
     await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
     try CLibraryBenchmark.run(
         bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
+    try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()

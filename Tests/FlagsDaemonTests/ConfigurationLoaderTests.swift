@@ -93,6 +93,38 @@ private struct TemporaryDirectory: ~Copyable {
             ])
     }
 
+    @Test func theBusAndItsNameComeFromTheFileOrTheCommandLine() throws {
+        let directory = try TemporaryDirectory()
+        let main = try directory.write("pwflagsd.conf", "[DBus]\nBus=no\nName=org.example.Flags\n")
+        let fromFile = try ConfigurationLoader.load(
+            configPath: main, overrides: CommandLineOverrides(), environment: [:]
+        ).get()
+        #expect(fromFile.bus == nil)
+        #expect(fromFile.busName == "org.example.Flags")
+        let overrides = CommandLineOverrides(bus: "session", busName: "io.github.pwflagsd.Flags1.kiosk")
+        let fromOptions = try ConfigurationLoader.load(configPath: main, overrides: overrides, environment: [:]).get()
+        #expect(fromOptions.bus == .session)
+        #expect(fromOptions.busName == "io.github.pwflagsd.Flags1.kiosk")
+        let defaults = try ConfigurationLoader.load(
+            configPath: nil, defaultConfigPath: "/nonexistent/pwflagsd.conf", overrides: CommandLineOverrides(),
+            environment: [:]
+        ).get()
+        #expect(defaults.bus == .system)
+        #expect(defaults.busName == "io.github.pwflagsd.Flags1")
+    }
+
+    @Test func aBusNameThatIsNotOneIsAProblem() {
+        for name in ["Flags1", "io.github.pwflagsd.Flags1.3rd-floor", "io..x", "io.github/x", ":1.2"] {
+            let result = ConfigurationLoader.load(
+                configPath: nil, defaultConfigPath: "/nonexistent/pwflagsd.conf",
+                overrides: CommandLineOverrides(bus: "sytem", busName: name), environment: [:])
+            #expect(problems(result).count == 2, "\(name): \(problems(result))")
+            #expect(
+                problems(result).first == "command line: invalid bus 'sytem' for --bus (expected system, session or no)"
+            )
+        }
+    }
+
     @Test func missingExplicitFileIsAProblemButItsDropInsStillCount() throws {
         let directory = try TemporaryDirectory()
         try directory.write("absent.conf.d/10.conf", "[Daemon]\nBogus=1\n")

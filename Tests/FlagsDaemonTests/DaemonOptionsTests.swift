@@ -26,6 +26,13 @@ import Testing
         #expect(joined == expected)
     }
 
+    @Test func readsTheBusOptions() throws {
+        let options = try DaemonOptions.parse(["--bus", "session", "--bus-name=io.github.pwflagsd.Flags1.kiosk"]).get()
+        #expect(options.overrides == CommandLineOverrides(bus: "session", busName: "io.github.pwflagsd.Flags1.kiosk"))
+        #expect(DaemonOptions.usage.contains("--bus BUS"))
+        #expect(DaemonOptions.usage.contains("--bus-name NAME"))
+    }
+
     @Test func laterOptionWins() throws {
         #expect(try DaemonOptions.parse(["--config", "/a", "--config=/b"]).get().configPath == "/b")
     }

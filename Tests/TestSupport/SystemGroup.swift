@@ -23,3 +23,18 @@ public final class SystemGroup: Sendable {
         _ = try? Command.run("/usr/sbin/groupdel", [name])
     }
 }
+
+extension SystemGroup {
+    /// The group `name`, created if the machine lacks it and then left in place: the bus policy the package
+    /// installs names the fixed group `pwflags`, and tests in other processes may use it at the same time.
+    public static func ensure(_ name: String) throws -> String {
+        if getgrnam(name) == nil {
+            let outcome = try Command.run("/usr/sbin/groupadd", ["--system", name], check: false)
+            // Another test process may have made it in between.
+            guard outcome.status == 0 || getgrnam(name) != nil else {
+                throw Command.Failure(description: "groupadd \(name): \(outcome)")
+            }
+        }
+        return name
+    }
+}

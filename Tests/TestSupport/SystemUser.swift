@@ -6,11 +6,16 @@ public final class SystemUser: Sendable {
     public let name: String
 
     /// Creates a user named `prefix` and a random suffix, member of `supplementaryGroups` besides its own group.
-    public init(prefix: String, supplementaryGroups: [SystemGroup] = []) throws {
+    public convenience init(prefix: String, supplementaryGroups: [SystemGroup] = []) throws {
+        try self.init(prefix: prefix, groupNames: supplementaryGroups.map(\.name))
+    }
+
+    /// Creates a user named `prefix` and a random suffix, member of the groups named `groupNames`.
+    public init(prefix: String, groupNames: [String]) throws {
         name = prefix + String(UInt32.random(in: 0..<0xFFFF_FFFF), radix: 36)
         var arguments = ["--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group"]
-        if !supplementaryGroups.isEmpty {
-            arguments += ["--groups", supplementaryGroups.map(\.name).joined(separator: ",")]
+        if !groupNames.isEmpty {
+            arguments += ["--groups", groupNames.joined(separator: ",")]
         }
         try Command.run("/usr/sbin/useradd", arguments + [name])
     }

@@ -10,10 +10,19 @@ public struct CommandLineOverrides: Sendable, Equatable {
     var stateDirectory: String?
     /// `--log-level LEVEL`, for `LogLevel=`.
     var logLevel: String?
+    /// `--bus BUS`, for `[DBus] Bus=` (the user units pass `session`).
+    var bus: String?
+    /// `--bus-name NAME`, for `[DBus] Name=` (each `pwflagsd@` instance passes a name of its own).
+    var busName: String?
 
-    init(socketPath: String? = nil, stateDirectory: String? = nil, logLevel: String? = nil) {
+    init(
+        socketPath: String? = nil, stateDirectory: String? = nil, logLevel: String? = nil, bus: String? = nil,
+        busName: String? = nil
+    ) {
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
         self.logLevel = logLevel
+        self.bus = bus
+        self.busName = busName
     }
 }

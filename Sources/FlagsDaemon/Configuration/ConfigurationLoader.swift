@@ -103,6 +103,8 @@ public enum ConfigurationLoader {
             (.socketPath, overrides.socketPath, "--socket"),
             (.stateDirectory, overrides.stateDirectory, "--state-dir"),
             (.logLevel, overrides.logLevel, "--log-level"),
+            (.bus, overrides.bus, "--bus"),
+            (.busName, overrides.busName, "--bus-name"),
         ]
         for (key, value, option) in options {
             guard let value else { continue }

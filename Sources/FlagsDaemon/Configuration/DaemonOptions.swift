@@ -38,6 +38,9 @@ public struct DaemonOptions: Sendable, Equatable {
                               unused when systemd passes the socket)
           --state-dir PATH    Keep the flag cache and the user id in PATH (overrides StateDirectory=)
           --log-level LEVEL   debug, info, notice, warning or err (overrides LogLevel=)
+          --bus BUS           system, session or no (overrides [DBus] Bus=)
+          --bus-name NAME     Own NAME on the bus (overrides [DBus] Name=; pwflagsd@NAME.service
+                              passes io.github.pwflagsd.Flags1.NAME)
           --check-config      Print the effective configuration and exit 0,
                               or print every problem and exit 1
           -h, --help          Print this help and exit
@@ -86,6 +89,8 @@ public struct DaemonOptions: Sendable, Equatable {
             case "--socket": outcome = value().map { options.overrides.socketPath = $0 }
             case "--state-dir": outcome = value().map { options.overrides.stateDirectory = $0 }
             case "--log-level": outcome = value().map { options.overrides.logLevel = $0 }
+            case "--bus": outcome = value().map { options.overrides.bus = $0 }
+            case "--bus-name": outcome = value().map { options.overrides.busName = $0 }
             case "--check-config": outcome = flag(.checkConfig)
             case "--help", "-h":
                 outcome = flag(.help)

@@ -74,13 +74,14 @@ public final class Daemon: Sendable {
         let (listenFD, ownedPath) = try openSocket(activated)
         let watchdog = Systemd.watchdogInterval()
         let server: SocketServer
+        let controller = DaemonController(
+            store: store, stacks: reloader.stacks, reload: { await reloader.reload() }, overrides: overrides,
+            changes: changes, metrics: metrics)
         do {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
-                handler: DaemonController(
-                    store: store, stacks: reloader.stacks, reload: { await reloader.reload() }, overrides: overrides,
-                    changes: changes, metrics: metrics),
+                handler: controller,
                 limits: ServerLimits(configuration),
                 access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,
@@ -93,6 +94,9 @@ public final class Daemon: Sendable {
         let ofrep = makeOFREPServer(
             configuration: configuration, store: store, activated: activated.ofrep, logger: logger, metrics: metrics)
         let status = SystemdStatus(store: store) { reloader.stacks.current }
+        let bus = makeBusServer(
+            configuration: configuration, store: store, controller: controller, socketPath: configuration.socketPath,
+            statusLine: { status.line() }, logger: logger)
         logger.notice(
             "pwflagsd \(PWFlagsVersion.current) serving",
             ["SOCKET": ownedPath ?? "(socket activation)", "SOURCE": status.line()]
@@ -103,6 +107,7 @@ public final class Daemon: Sendable {
         }
         Systemd.notifyReady(status: status.line())
         await reloader.use(server: server)
+        if let bus { await reloader.use(bus: bus) }
 
         // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
@@ -110,9 +115,12 @@ public final class Daemon: Sendable {
         // then the server answers the lines it holds. The status updates and the clock watcher stop last.
         // The metrics file's writer asks the server for its text, so it stops before the server does.
         let metricsWriter = MetricsFileWriter(server: server, reloader: reloader, logger: logger)
-        let services: [any Service] =
-            [server] + (ofrep.map { [$0.server] } ?? []) + [reloader, status] + (clockWatcher.map { [$0] } ?? [])
-            + [metricsWriter]
+        var services: [any Service] = [server]
+        if let ofrep { services.append(ofrep.server) }
+        if let bus { services.append(bus) }
+        services += [reloader, status]
+        if let clockWatcher { services.append(clockWatcher) }
+        services.append(metricsWriter)
         let logger = self.logger
         let ended: ServiceGroupError?
         do {

@@ -28,6 +28,8 @@ actor Reloader: Service {
     private let queue = ReloadQueue<Result<Void, ConfigurationErrors>>()
     private let swaps = AsyncStream.makeStream(of: Swap.self)
     private var server: SocketServer?
+    /// The bus service, whose control calls follow `ControlGroups` as the socket's do.
+    private var bus: BusServer?
     /// Set at shutdown: a reload still queued then changes nothing.
     private var stopped = false
     /// The configuration in effect; the stack keeps the one it was built with (its source keys are the same).
@@ -69,6 +71,11 @@ actor Reloader: Service {
     /// The server whose limits and access policy a reload updates.
     func use(server: SocketServer) {
         self.server = server
+    }
+
+    /// The bus service whose access policy a reload updates.
+    func use(bus: BusServer) {
+        self.bus = bus
     }
 
     /// Runs the current stack's timers and file watch until cancelled, replacing them at every swap.
@@ -142,10 +149,13 @@ actor Reloader: Service {
         let old = configuration
         logger.level = new.logLevel
         server?.update(limits: ServerLimits(new))
-        server?.update(access: AccessPolicy.make(for: new, logger: logger))
+        let access = AccessPolicy.make(for: new, logger: logger)
+        server?.update(access: access)
+        bus?.update(access: access)
         for (key, changed) in [
             ("SocketPath", old.socketPath != new.socketPath), ("SocketMode", old.socketMode != new.socketMode),
             ("StateDirectory", old.stateDirectory != new.stateDirectory),
+            ("[DBus]", old.bus != new.bus || old.busName != new.busName),
             (
                 "[OFREP]",
                 OFREPLimits(old) != OFREPLimits(new) || old.ofrepListenAddress != new.ofrepListenAddress

@@ -19,6 +19,8 @@ final class DaemonController: Sendable {
     let metrics: DaemonMetrics
     /// Kept apart from the stacks: a reload or a user change keeps what was set for the device.
     let overrides: LocalOverrides
+    /// Where the daemon stands on its bus, as the bus thread last said (nil: `Bus=no`).
+    let busStatus = Locked<StatusResult.Bus?>(nil)
 
     /// `changes` should observe the store from its start; without it, one begins observing now.
     init(
@@ -38,7 +40,10 @@ final class DaemonController: Sendable {
 
     /// The `status` answer for the server's `snapshot` and counts.
     func status(snapshot: FlagSnapshot, connections: Int, subscriptions: Int) -> StatusResult {
-        stack.status(store: store, snapshot: snapshot, connections: connections, subscriptions: subscriptions)
+        var status = stack.status(
+            store: store, snapshot: snapshot, connections: connections, subscriptions: subscriptions)
+        status.bus = busStatus.withLock { $0 }
+        return status
     }
 
     /// The `explain` answer for `key` in the server's `snapshot`, heard of by `subscriptions` subscriptions.

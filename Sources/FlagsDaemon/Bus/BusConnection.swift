@@ -1,0 +1,143 @@
+import CSystemd
+import CSystemdBus
+import FlagsCore
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One connection to a message bus through sd-bus: every `sd_bus_*` call on the connection itself, handing
+/// back Swift types. Not thread-safe, as sd-bus is not: only the bus thread (`BusLoop`) touches it.
+final class BusConnection {
+    let bus: OpaquePointer
+    private var slot: OpaquePointer?
+
+    /// Opens a connection to `kind`'s bus; with `watchBind` a bus socket that does not exist yet is waited for
+    /// (sd-bus watches its directory) instead of failing, so a daemon started before the bus serves later.
+    init(kind: MessageBus, description: String) throws(SystemError) {
+        var bus: OpaquePointer?
+        let opened = sd_bus_new(&bus)
+        guard opened >= 0, let bus else { throw SystemError("sd_bus_new", errno: -opened) }
+        self.bus = bus
+        do {
+            try Self.check("sd_bus_set_description", sd_bus_set_description(bus, description))
+            try Self.check("sd_bus_set_address", Self.setAddress(bus, kind: kind))
+            try Self.check("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1))
+            try Self.check("sd_bus_set_watch_bind", sd_bus_set_watch_bind(bus, 1))
+            try Self.check("sd_bus_set_connected_signal", sd_bus_set_connected_signal(bus, 1))
+            try Self.check("sd_bus_start", sd_bus_start(bus))
+        } catch {
+            sd_bus_close_unref(bus)
+            throw error
+        }
+    }
+
+    deinit {
+        if let slot { sd_bus_slot_unref(slot) }
+        // Not sd_bus_flush_close_unref: a flush waits without a bound, for a bus that never finished the hello
+        // too. `flush(within:)` sent what it could.
+        sd_bus_close_unref(bus)
+    }
+
+    /// The address sd-bus's own `sd_bus_open_system`/`_user` would use: `$DBUS_SYSTEM_BUS_ADDRESS` or the
+    /// system bus's socket; `$DBUS_SESSION_BUS_ADDRESS` or the user's bus under `$XDG_RUNTIME_DIR`.
+    private static func setAddress(_ bus: OpaquePointer, kind: MessageBus) -> Int32 {
+        switch kind {
+        case .system:
+            let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+            return sd_bus_set_address(bus, address ?? "unix:path=/run/dbus/system_bus_socket")
+        case .session:
+            if let address = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }) {
+                return sd_bus_set_address(bus, address)
+            }
+            guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }) else { return -ENOENT }
+            return sd_bus_set_address(bus, "unix:path=\(runtime)/bus")
+        }
+    }
+
+    private static func check(_ call: String, _ result: Int32) throws(SystemError) {
+        guard result >= 0 else { throw SystemError(call, errno: -result) }
+    }
+
+    /// The descriptor the loop polls, the events it waits for, and until when (`CLOCK_MONOTONIC` µs; nil: none).
+    var descriptor: Int32 { sd_bus_get_fd(bus) }
+    var events: Int16 { Int16(truncatingIfNeeded: max(0, sd_bus_get_events(bus))) }
+    var deadline: UInt64? {
+        var microseconds: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &microseconds) >= 0, microseconds != UInt64.max else { return nil }
+        return microseconds
+    }
+
+    /// Does whatever arrived or is due; false when there is nothing more for now. Throws when the connection is
+    /// lost.
+    func process() throws(SystemError) -> Bool {
+        let result = sd_bus_process(bus, nil)
+        if result < 0 { throw SystemError("sd_bus_process", errno: -result) }
+        return result > 0
+    }
+
+    /// True while the connection is open (and connecting counts).
+    var isOpen: Bool { sd_bus_is_open(bus) > 0 }
+
+    /// True once the connection is up and the bus said hello.
+    var isReady: Bool { sd_bus_is_ready(bus) > 0 }
+
+    /// Serves the object at `path` with `interface`, calls going to `method` and property reads to `property`.
+    func addObject(
+        path: String, interface: String, userdata: UnsafeMutableRawPointer,
+        method: pwflagsd_bus_method, property: pwflagsd_bus_property
+    ) throws(SystemError) {
+        var slot: OpaquePointer?
+        try Self.check(
+            "sd_bus_add_object_vtable",
+            pwflagsd_bus_add_object(bus, &slot, path, interface, method, property, userdata))
+        self.slot = slot
+    }
+
+    /// Asks for `name` without waiting for the answer (the loop must not block before the bus is up); the bus
+    /// queues the request while another connection owns it (an old daemon still stopping during a restart).
+    /// `answered` hears the bus's reply on this thread.
+    func requestName(
+        _ name: String, userdata: UnsafeMutableRawPointer, answered: sd_bus_message_handler_t
+    ) throws(SystemError) {
+        try Self.check(
+            "sd_bus_request_name_async", sd_bus_request_name_async(bus, nil, name, 0, answered, userdata))
+    }
+
+    /// Sends `message` (a signal or a reply) and releases it.
+    func send(_ message: BusMessage) {
+        _ = sd_bus_send(bus, message.raw, nil)
+    }
+
+    /// Sends what is queued (replies to the last calls) for at most `limit` nanoseconds, for a clean shutdown;
+    /// never waits for a bus that does not read or never said hello.
+    func flush(within limit: UInt64) {
+        guard isReady else { return }
+        let deadline = MonotonicClock.nanoseconds() + limit
+        while events & Int16(POLLOUT) != 0 {
+            let now = MonotonicClock.nanoseconds()
+            guard now < deadline else { return }
+            var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLOUT), revents: 0)
+            guard poll(&descriptor, 1, Int32(clamping: (deadline - now) / 1_000_000 + 1)) > 0 else { return }
+            guard (try? process()) != nil else { return }
+        }
+    }
+
+    /// A new signal of `interface` from `path`.
+    func signal(path: String, interface: String, member: String) -> BusMessage? {
+        var message: OpaquePointer?
+        guard sd_bus_message_new_signal(bus, &message, path, interface, member) >= 0, let message else { return nil }
+        return BusMessage(owning: message)
+    }
+
+    /// `PropertiesChanged` for `names` of `interface` at `path`; their values come from the property reader.
+    func emitPropertiesChanged(path: String, interface: String, names: [String]) {
+        var pointers = names.map { strdup($0) }
+        pointers.append(nil)
+        defer { for pointer in pointers { free(pointer) } }
+        _ = pointers.withUnsafeMutableBufferPointer { buffer in
+            sd_bus_emit_properties_changed_strv(bus, path, interface, buffer.baseAddress)
+        }
+    }
+}

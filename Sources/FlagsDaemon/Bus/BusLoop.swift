@@ -1,0 +1,226 @@
+import CSystemd
+import CSystemdBus
+import FlagsCore
+import FlagsProtocol
+import UnixIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The bus thread: keeps a connection to the bus (reconnecting when it is missing or restarts), serves the
+/// daemon's object on it, and sends every flag change as a signal. sd-bus is not thread-safe, so every bus
+/// call happens here; other threads post to `inbox` and ring `doorbell`.
+///
+/// Between events the thread sleeps in `poll` until the bus has something, a post arrives, sd-bus's own
+/// deadline (a call it waits on) or the next reconnection is due: nothing wakes it on a timer of its own.
+final class BusLoop: @unchecked Sendable {
+    enum Post: Sendable {
+        case reply(BusMessage, BusReply)
+        case stop
+    }
+
+    let kind: MessageBus
+    let name: String
+    /// Where the daemon stands on the bus, for `status` (the controller's board).
+    private let status: Locked<StatusResult.Bus?>
+    private let inbox = Locked<[Post]>([])
+    private let doorbell: EventFD
+    /// The changes of the flags, as every listener receives them (`ChangeFeed`): each becomes a `Changed` signal.
+    private let feed: ChangeFeed
+    /// The feed's hold on `doorbell`, silenced before the descriptor closes (its number could be reused).
+    private let bell: Doorbell
+    private let logger: Logger
+    /// Control calls, carried out by `BusServer.run()`'s task group.
+    private let work: AsyncStream<BusWork>.Continuation
+
+    // Bus thread only.
+    private var connection: BusConnection?
+    private var object: BusObject!
+    private var retryDelay: UInt64 = BusLoop.firstRetry
+    private var retryAt: UInt64?
+    private var running = true
+
+    private static let firstRetry: UInt64 = 1_000_000_000
+    private static let lastRetry: UInt64 = 60_000_000_000
+
+    init(
+        kind: MessageBus, name: String, store: FlagStore, status: Locked<StatusResult.Bus?>, logger: Logger,
+        work: AsyncStream<BusWork>.Continuation,
+        makeObject: (@escaping (BusMessage, @escaping @Sendable () async -> BusReply) -> Void) -> BusObject
+    ) throws(SystemError) {
+        self.kind = kind
+        self.name = name
+        self.status = status
+        self.logger = logger
+        status.withLock { $0 = StatusResult.Bus(bus: kind.rawValue, name: name, state: "connecting") }
+        self.work = work
+        doorbell = try EventFD()
+        bell = Doorbell(doorbell)
+        feed = ChangeFeed(store: store, doorbell: bell)
+        object = makeObject { [work] call, operation in
+            work.yield(BusWork(call: call, operation: operation))
+        }
+    }
+
+    deinit {
+        feed.close()
+        bell.silence()
+        doorbell.close()
+    }
+
+    /// From any thread: hands `post` to the bus thread.
+    func post(_ post: Post) {
+        inbox.withLock { $0.append(post) }
+        doorbell.ring()
+    }
+
+    /// Runs on the bus thread until `.stop`.
+    func run() {
+        connect()
+        while running {
+            if let connection {
+                do {
+                    while try connection.process() {}
+                } catch {
+                    lose(connection, because: "\(error)")
+                }
+            }
+            wait()
+            takePosts()
+            if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
+        }
+        connection?.flush(within: 1_000_000_000)
+        connection = nil
+        feed.close()
+        work.finish()
+    }
+
+    private func connect() {
+        retryAt = nil
+        do {
+            let connection = try BusConnection(kind: kind, description: "pwflagsd")
+            try connection.addObject(
+                path: BusObject.path, interface: BusObject.interface,
+                userdata: Unmanaged.passUnretained(self).toOpaque(), method: busMethod, property: busProperty)
+            try connection.requestName(
+                name, userdata: Unmanaged.passUnretained(self).toOpaque(), answered: busNameAnswered)
+            self.connection = connection
+            report("connecting")
+        } catch {
+            schedule(because: "\(error)")
+        }
+    }
+
+    private func lose(_ lost: BusConnection, because reason: String) {
+        connection = nil
+        logger.warning("lost the \(kind.rawValue) bus; reconnecting", ["REASON": reason])
+        schedule(because: reason)
+    }
+
+    private func report(_ state: String, reason: String? = nil) {
+        status.withLock { $0 = StatusResult.Bus(bus: kind.rawValue, name: name, state: state, reason: reason) }
+    }
+
+    private func schedule(because reason: String) {
+        report("unavailable", reason: reason)
+        retryAt = MonotonicClock.nanoseconds() + retryDelay
+        retryDelay = min(retryDelay * 2, Self.lastRetry)
+    }
+
+    /// Sleeps until the bus, a post, sd-bus's deadline or the next reconnection.
+    private func wait() {
+        var descriptors = [pollfd(fd: doorbell.descriptor, events: Int16(POLLIN), revents: 0)]
+        var deadline = retryAt
+        if let connection {
+            descriptors.append(pollfd(fd: connection.descriptor, events: connection.events, revents: 0))
+            if let busDeadline = connection.deadline {
+                let nanoseconds = busDeadline &* 1000
+                deadline = min(deadline ?? nanoseconds, nanoseconds)
+            }
+        }
+        let timeout: Int32
+        if let deadline {
+            let now = MonotonicClock.nanoseconds()
+            timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+        } else {
+            timeout = -1
+        }
+        _ = poll(&descriptors, nfds_t(descriptors.count), timeout)
+    }
+
+    private func takePosts() {
+        doorbell.drain()
+        let posts = inbox.withLock { posts in
+            defer { posts = [] }
+            return posts
+        }
+        // A change while the bus is away is not kept: a client that comes back reads GetAll again.
+        for change in feed.take() {
+            guard let connection else { continue }
+            if let signal = object.changedSignal(change.update, on: connection) { connection.send(signal) }
+            connection.emitPropertiesChanged(
+                path: BusObject.path, interface: BusObject.interface,
+                names: ["Revision", "Source", "ExpiresAt", "Status"])
+        }
+        for post in posts {
+            switch post {
+            case .reply(let call, let reply):
+                // A reply to a call made on a connection that has since been lost goes nowhere.
+                guard let connection, let message = reply.message(answering: call) else { continue }
+                connection.send(message)
+            case .stop:
+                running = false
+            }
+        }
+    }
+
+    /// A method call from sd-bus (on this thread, inside `process`).
+    fileprivate func handle(_ raw: OpaquePointer) -> Int32 {
+        guard let connection else { return 0 }
+        if let reply = object.handle(BusMessage(retaining: raw)) { connection.send(reply) }
+        return 1
+    }
+
+    /// The bus's answer to the request for the name.
+    fileprivate func nameAnswered(_ reply: BusMessage) {
+        if let error = reply.errorName {
+            report("unavailable", reason: "the bus refused the name: \(error)")
+            logger.error(
+                "cannot own \(name) on the \(kind.rawValue) bus: \(error); is the bus policy installed "
+                    + "(/usr/share/dbus-1/system.d/\(BusObject.interface).conf)?",
+                ["BUS_NAME": name])
+        } else {
+            retryDelay = Self.firstRetry
+            report("serving")
+            logger.notice("serving on the \(kind.rawValue) bus", ["BUS_NAME": name])
+        }
+    }
+
+    /// A property read from sd-bus.
+    fileprivate func read(_ property: String, into reply: OpaquePointer) -> Int32 {
+        object.read(property: property, into: BusMessage(retaining: reply)) ? 1 : -ENOENT
+    }
+}
+
+/// A control call's work, carried out off the bus thread; its reply goes back through the loop's inbox.
+struct BusWork: Sendable {
+    let call: BusMessage
+    let operation: @Sendable () async -> BusReply
+}
+
+private let busMethod: pwflagsd_bus_method = { call, userdata, _ in
+    guard let call, let userdata else { return -EINVAL }
+    return Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().handle(call)
+}
+
+private let busNameAnswered: sd_bus_message_handler_t = { reply, userdata, _ in
+    guard let reply, let userdata else { return 0 }
+    Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().nameAnswered(BusMessage(retaining: reply))
+    return 1
+}
+
+private let busProperty: pwflagsd_bus_property = { property, reply, userdata, _ in
+    guard let property, let reply, let userdata else { return -EINVAL }
+    return Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().read(String(cString: property), into: reply)
+}

@@ -91,15 +91,18 @@ private final class PrivateBus {
         process.standardError = FileHandle.nullDevice
         try process.run()
         guard LineReader(fd: output.fileHandleForReading.fileDescriptor).readLine(timeout: .seconds(10)) != nil else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
             return nil
         }
         address = "unix:path=\(socket)"
     }
 
+    /// SIGKILL, not `terminate()`: a child started by Foundation's `Process` may inherit a signal mask that
+    /// blocks SIGTERM (RunningCLI says more), and the wait would then never end.
     func stop() {
         guard process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }

@@ -49,7 +49,7 @@ enum CLibraryBenchmark {
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer {
-            if process.isRunning { process.terminate() }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         let reader = LineReader(fd: output.fileHandleForReading.fileDescriptor)

@@ -59,6 +59,10 @@ import Testing
                 RequestRate=500
                 #AllowedOrigins= (empty: no browser page may read the listener)
 
+                [DBus]
+                Bus=system
+                Name=io.github.pwflagsd.Flags1
+
                 """)
     }
 

@@ -16,7 +16,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "pwcfg")
         defer { directory.remove() }
         try directory.write("pwflagsd.conf", "[OFREP]\nListenAddress=127.0.0.1:8016\nTokenFile=token\n")
-        try directory.write("token", "secret\n")
+        try directory.write("token", "a-token-of-thirty-two-characters\n")
         #expect(try Self.check(directory).status == 0)
         try FileManager.default.createDirectory(
             atPath: directory.file("pwflagsd.conf.d"), withIntermediateDirectories: true)

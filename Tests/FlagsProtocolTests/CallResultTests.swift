@@ -181,7 +181,8 @@ import Testing
         status.cacheError = .init(reason: "disk full", at: "2026-11-29T12:06:00Z")
         let text = try roundTrip(status)
         let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
-        #expect(text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","bus":null,"cacheError":{"at":"#))
+        #expect(
+            text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","bus":null,"cacheError":{"at":"#))
         #expect(names.count == 23)
         #expect(names.contains("heldUntil"))
         #expect(text.contains(#""impressions":{"duplicate":9,"failed":1,"logged":3,"sent":4}"#))
@@ -189,7 +190,9 @@ import Testing
         #expect(StatusResult(result: [1, 2]) == nil)
         status.bus = .init(bus: "system", name: "io.github.pwflagsd.Flags1", state: "serving")
         let withBus = try roundTrip(status)
-        #expect(withBus.contains(#""bus":{"bus":"system","name":"io.github.pwflagsd.Flags1","reason":null,"state":"serving"}"#))
+        #expect(
+            withBus.contains(
+                #""bus":{"bus":"system","name":"io.github.pwflagsd.Flags1","reason":null,"state":"serving"}"#))
         #expect(StatusResult(result: try JSONValue(parsing: Array(withBus.utf8)))?.bus == status.bus)
     }
 

@@ -73,6 +73,8 @@ install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.service" "$ROOT/us
 install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.user.service" \
     "$ROOT/usr/share/dbus-1/services/io.github.pwflagsd.Flags1.service"
 install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.xml" "$ROOT/usr/share/dbus-1/interfaces/"
+install -d "$ROOT/usr/share/lintian/overrides"
+install -m 0644 "$REPO/systemd/debian/lintian-overrides" "$ROOT/usr/share/lintian/overrides/pwflagsd"
 install -m 0644 "$REPO/config/demo-flags.json" "$ROOT/usr/share/pwflagsd/demo-flags.json"
 install -m 0644 "$REPO/systemd/completion/pwflags" "$ROOT/usr/share/bash-completion/completions/pwflags"
 

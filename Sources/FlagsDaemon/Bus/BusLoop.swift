@@ -16,7 +16,8 @@ import UnixIO
 /// deadline (a call it waits on) or the next reconnection is due: nothing wakes it on a timer of its own.
 final class BusLoop: @unchecked Sendable {
     enum Post: Sendable {
-        case reply(BusMessage, BusReply)
+        /// The reply to the pending call `id`.
+        case reply(UInt64, BusReply)
         case stop
     }
 
@@ -40,6 +41,10 @@ final class BusLoop: @unchecked Sendable {
     private var retryDelay: UInt64 = BusLoop.firstRetry
     private var retryAt: UInt64?
     private var running = true
+    /// The control calls being carried out off this thread, by id: a call's message never leaves the bus thread
+    /// (sd-bus counts its references without atomics), only its id and its reply travel.
+    private var pending: [UInt64: BusMessage] = [:]
+    private var lastCall: UInt64 = 0
 
     private static let firstRetry: UInt64 = 1_000_000_000
     private static let lastRetry: UInt64 = 60_000_000_000
@@ -58,8 +63,10 @@ final class BusLoop: @unchecked Sendable {
         doorbell = try EventFD()
         bell = Doorbell(doorbell)
         feed = ChangeFeed(store: store, doorbell: bell)
-        object = makeObject { [work] call, operation in
-            work.yield(BusWork(call: call, operation: operation))
+        object = makeObject { [unowned self, work] call, operation in
+            self.lastCall += 1
+            self.pending[self.lastCall] = call
+            work.yield(BusWork(id: self.lastCall, operation: operation))
         }
     }
 
@@ -114,6 +121,7 @@ final class BusLoop: @unchecked Sendable {
 
     private func lose(_ lost: BusConnection, because reason: String) {
         connection = nil
+        pending.removeAll()
         logger.warning("lost the \(kind.rawValue) bus; reconnecting", ["REASON": reason])
         schedule(because: reason)
     }
@@ -165,9 +173,11 @@ final class BusLoop: @unchecked Sendable {
         }
         for post in posts {
             switch post {
-            case .reply(let call, let reply):
+            case .reply(let id, let reply):
                 // A reply to a call made on a connection that has since been lost goes nowhere.
-                guard let connection, let message = reply.message(answering: call) else { continue }
+                guard let call = pending.removeValue(forKey: id), let connection,
+                    let message = reply.message(answering: call)
+                else { continue }
                 connection.send(message)
             case .stop:
                 running = false
@@ -205,7 +215,8 @@ final class BusLoop: @unchecked Sendable {
 
 /// A control call's work, carried out off the bus thread; its reply goes back through the loop's inbox.
 struct BusWork: Sendable {
-    let call: BusMessage
+    /// The call's id in the loop's table of pending calls.
+    let id: UInt64
     let operation: @Sendable () async -> BusReply
 }
 

@@ -41,7 +41,7 @@ final class BusServer: Service {
                 for await item in work {
                     group.addTask {
                         let reply = await item.operation()
-                        loop.post(.reply(item.call, reply))
+                        loop.post(.reply(item.id, reply))
                     }
                 }
             }

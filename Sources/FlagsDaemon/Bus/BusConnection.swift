@@ -77,9 +77,6 @@ final class BusConnection {
         return result > 0
     }
 
-    /// True while the connection is open (and connecting counts).
-    var isOpen: Bool { sd_bus_is_open(bus) > 0 }
-
     /// True once the connection is up and the bus said hello.
     var isReady: Bool { sd_bus_is_ready(bus) > 0 }
 

@@ -17,8 +17,13 @@ public final class DaemonProcess: @unchecked Sendable {
     private let exit = ExitStatus()
     private let checks = Locked(ExitChecks())
 
-    /// The folder holding the package's built products, found next to the running test bundle.
+    /// The folder holding the package's built products: `PWFLAGS_PRODUCTS` when set (CI points it at the static
+    /// release build to run the shared-device suites against the shipped binaries), else the one next to the
+    /// running test bundle.
     public static var productsDirectory: URL {
+        if let products = ProcessInfo.processInfo.environment["PWFLAGS_PRODUCTS"], !products.isEmpty {
+            return URL(fileURLWithPath: products, isDirectory: true)
+        }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
         // swift test runs `…/debug/pwflagsdPackageTests.xctest`; some runners go through a nested bundle.

@@ -37,6 +37,37 @@ import Testing
         #expect(program.finish() == 0)
     }
 
+    @Test("IdleConnectionTimeout never closes the library's connection: it always holds its subscription")
+    func idleTimeoutKeepsTheSubscribedConnection() throws {
+        let daemon = try DaemonProcess.serving(
+            [Fixtures.checkout, Fixtures.banner], extra: "[Daemon]\nIdleConnectionTimeout=1s\n")
+        defer { daemon.cleanUp() }
+        let program = try CProgram(try Self.probe(), [daemon.socketPath])
+        #expect(program.ask("snapshot 15000", expecting: "snapshot") == "snapshot 1")
+        #expect(program.ask("listen", expecting: "listening") == "listening 1")
+        let sockets = Self.sockets(of: program.process.processIdentifier)
+        #expect(!sockets.isEmpty)
+        // Two sweeps pass: a connection with nothing to do, opened after the program's, is closed by the first
+        // sweep that finds it idle, and one opened after that by a later sweep.
+        for _ in 0..<2 {
+            let idle = try daemon.connect()
+            #expect(idle.isClosedByPeer(timeout: .seconds(10)), "the idle sweep never ran")
+        }
+        #expect(Self.sockets(of: program.process.processIdentifier) == sockets, "the library's socket was replaced")
+        try daemon.writeFlags([Fixtures.checkout])
+        #expect(program.line(startingWith: "update") == "update changed= removed=banner")
+        #expect(program.finish() == 0)
+    }
+
+    /// The sockets a process holds open (`socket:[inode]`), read from /proc.
+    static func sockets(of pid: Int32) -> Set<String> {
+        let directory = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return Set(
+            entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)") }
+                .filter { $0.hasPrefix("socket:") })
+    }
+
     @Test("With no daemon at start reads give their defaults, then the flags once it appears")
     func daemonAbsentAtStart() async throws {
         let directory = try TemporaryDirectory()

@@ -87,6 +87,13 @@ struct BusTests {
             python.stdout.hasPrefix(
                 "new_checkout: enabled (rule r_1a2b3c4d)\n  button_color = \"green\"\nsearch_v2 enabled: True\n"),
             "\(python)")
+
+        let qt = try rig.run(try QtPrograms.busClient(), ["--address", rig.address])
+        #expect(qt.status == 0, "\(qt)")
+        #expect(
+            qt.stdout.hasPrefix(
+                "new_checkout: enabled (rule r_1a2b3c4d)\n  button_color = \"green\"\nsearch_v2 enabled: true\n"),
+            "\(qt)")
     }
 
     /// docs/dbus.md's Python example.
@@ -138,6 +145,9 @@ struct BusTests {
         let python = try RunningCommand(
             "/usr/bin/python3", [Self.example, "--address", rig.address, "--changes", "1"], as: member)
         #expect(python.waitForLine(containing: "listening"), "the member's Python client never subscribed")
+        let qt = try RunningCommand(
+            try QtPrograms.busClient(), ["--address", rig.address, "--changes", "1"], as: member)
+        #expect(qt.waitForLine(containing: "listening"), "the member's Qt client never subscribed")
         let socket = try daemon.connect()
         let listening = try socket.request(#"{"id":1,"method":"listen"}"#)
         #expect(listening?["result"]?["revision"] == 1)
@@ -151,6 +161,7 @@ struct BusTests {
         #expect(update?["params"]?["revision"] == 2, "\(String(describing: update))")
         #expect(monitor.waitForLine(containing: "uint64 2"), "dbus-monitor saw no Changed signal")
         #expect(python.waitForLine(containing: #"new_checkout.button_color = "red""#), "python saw no change")
+        #expect(qt.waitForLine(containing: #"new_checkout.button_color = "red""#), "the Qt client saw no change")
         // The removal travels in the same signal as the change.
         let signal = try RunningCommand(
             "/usr/bin/dbus-monitor",

@@ -1,6 +1,6 @@
-// libpwflags in a Qt event loop (shown in docs/c-library.md; not compiled by the tests: Debian's Qt development
-// packages are too heavy for CI). A QSocketNotifier watches the client's descriptor and runs
-// pwflags_client_process(), so every callback runs on the GUI thread.
+// libpwflags in a Qt event loop (shown in docs/c-library.md; compiled and run by QtLibraryExampleTests). A
+// QSocketNotifier watches the client's descriptor and runs pwflags_client_process(), so every callback runs on
+// the GUI thread.
 #include <QCoreApplication>
 #include <QSocketNotifier>
 #include <cstdio>

@@ -14,7 +14,7 @@
 # one), and Debian's mirror (debootstrap, and apt inside the container resolving the package's Depends).
 #
 # The root: `debootstrap --variant=minbase SUITE` plus systemd and dbus (to boot it and drive it, as apt would
-# install systemd with its Recommends), procps (ps, pgrep) and python3 (the fake Pushwoosh and the OFREP client of
+# install systemd with its Recommends; dbus-broker and dbus-user-session come from the mirror during the run), procps (ps, pgrep) and python3 (the fake Pushwoosh and the OFREP client of
 # the checks), nothing the package depends on besides systemd. It is
 # made once and kept in $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase; delete it to
 # make it again); its package lists are refreshed when older than a day. The container boots it read-only under
@@ -34,6 +34,10 @@
 #    no "can still be activated" warning) and keeps the configuration; a reinstall after remove serves again;
 #    purge leaves no configuration, no state, no enable link and no /run/pwflagsd*; a reinstall after purge is a
 #    first install again, and honours a preset and policy-rc.d.
+# 5. The buses: the package's policy on the real system bus (activation by a first busctl call, a member reads, an
+#    outsider is refused, an upgrade keeps the name served); a desktop user's own daemon from the user units under
+#    systemd --user (her socket, her session bus, her state directory, her overrides); then dbus-broker in place of
+#    dbus-daemon (pwflagsd reconnects by itself; activation, a member's read and an outsider's refusal again).
 #
 # Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
 # Everything it mounts or starts is undone on exit, failure and interruption included.
@@ -673,6 +677,106 @@ check "clear the override and stop the listener" in_ct sh -ec '
     pwflags override clear new_checkout >/dev/null
     systemctl stop listen-upgrade.service
     runuser -u alice -- pwflags is-enabled new_checkout'
+
+echo "# a desktop user's own daemon: the user units under systemd --user, on the session bus"
+# dana logs in (her user@.service started by hand stands in for a graphical login, which has logind start it;
+# loginctl enable-linger, which would do the same, fails inside Debian 13's container), with dbus-user-session for
+# her session bus. Her daemon is started by her socket, or by a first call on her bus;
+# it keeps its state in her home and serves her overrides, and the device's daemon does not see them.
+check "dana (a desktop user with a home, outside pwflags) gets systemd --user and a session bus" in_ct sh -ec '
+    out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q dbus-user-session 2>&1) || { echo "$out" | tail -5; exit 1; }
+    id dana >/dev/null 2>&1 || useradd --create-home dana
+    systemctl start "user@$(id -u dana).service"
+    for i in $(seq 1 150); do
+        [ -S /run/user/$(id -u dana)/bus ] && systemctl is-active -q user@$(id -u dana).service && exit 0
+        sleep 0.2
+    done
+    exit 1'
+dana() {
+    local uid
+    uid=$(in_ct id -u dana)
+    in_ct runuser -u dana -- env HOME=/home/dana XDG_RUNTIME_DIR="/run/user/$uid" \
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$uid/bus" "$@"
+}
+check "dana: systemctl --user enable --now pwflagsd.socket" dana systemctl --user enable --now pwflagsd.socket
+output=$(dana sh -c 'pwflags --socket "$XDG_RUNTIME_DIR/pwflagsd/pwflagsd.sock" get new_checkout' 2>&1) &&
+    status=0 || status=$?
+if [[ $status == 0 && $output == "new_checkout: enabled"* ]]; then
+    ok "dana's first pwflags get starts her own daemon through her socket and reads new_checkout"
+else
+    fail "dana reads through her own socket (exit $status): $output"
+fi
+# systemd's StateDirectory= for user units: $XDG_CONFIG_HOME with systemd 252 (Debian 12), $XDG_STATE_HOME with 257.
+DANA_STATE=/home/dana/.config/pwflagsd
+[[ $SUITE == trixie ]] && DANA_STATE=/home/dana/.local/state/pwflagsd
+check "dana's daemon runs as dana, its state directory is $DANA_STATE, and it owns the name on her bus" dana sh -c '
+    pid=$(systemctl --user show -P MainPID pwflagsd.service)
+    [ "$(stat -c %U /proc/"$pid")" = dana ] && [ "$(stat -c %U:%a "$1")" = dana:700 ] &&
+    busctl --user status io.github.pwflagsd.Flags1 | grep -q "^UserUnit=pwflagsd.service"' sh "$DANA_STATE"
+check "dana sets an override on her own daemon; it is kept in her state directory" dana sh -c '
+    pwflags --socket "$XDG_RUNTIME_DIR/pwflagsd/pwflagsd.sock" override set new_checkout --enabled false >/dev/null &&
+    grep -q new_checkout "$1/overrides.json"' sh "$DANA_STATE"
+check "the device's daemon does not see dana's override: alice still reads new_checkout enabled" \
+    in_ct runuser -u alice -- pwflags is-enabled new_checkout
+check "stop dana's daemon; her name leaves her session bus" dana sh -ec '
+    systemctl --user stop pwflagsd.service
+    ! busctl --user status io.github.pwflagsd.Flags1 >/dev/null 2>&1'
+output=$(dana busctl --user call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 io.github.pwflagsd.Flags1 \
+    IsEnabled sb new_checkout true 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == "b false" ]]; then
+    ok "dana's first busctl --user call starts her daemon through her session bus; it serves her override"
+else
+    fail "dana's busctl --user call activates her daemon and reads her override (exit $status): $output"
+fi
+# dana logs out: her manager stops her socket and daemon. (Removing the package does not reach into users'
+# managers, as no Debian package does; a desktop user's daemon ends when that user logs out.)
+check "dana logs out: her daemon and her socket are gone" in_ct sh -ec '
+    systemctl stop "user@$(id -u dana).service"
+    ! pgrep -u dana pwflagsd && [ ! -e "/run/user/$(id -u dana)/pwflagsd/pwflagsd.sock" ]'
+
+echo "# the system bus under dbus-broker, Debian's other bus, which takes over while pwflagsd runs"
+# Debian's dbus-broker replaces dbus-daemon as dbus.service (its package says a reboot does it; restarting
+# dbus.service does it now). pwflagsd loses its bus connection, reconnects to the new bus and owns its name
+# again; the policy and the activation file are read by dbus-broker's launcher this time. systemd-logind is
+# restarted as the reboot would: Debian 13's does not come back to a new bus by itself (loginctl times out).
+check "apt-get install dbus-broker; the system bus is restarted as dbus-broker" in_ct sh -ec '
+    out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q dbus-broker 2>&1) || { echo "$out" | tail -5; exit 1; }
+    systemctl daemon-reload
+    systemctl restart dbus.service
+    systemctl restart systemd-logind.service
+    systemctl is-active dbus-broker.service && pgrep -ax dbus-broker && ! pgrep -ax dbus-daemon'
+check "pwflagsd reconnects to the new bus by itself and owns its name again; status says it serves" in_ct sh -c '
+    for i in $(seq 1 150); do
+        pwflags --json status 2>/dev/null | grep -q "\"bus\":{\"bus\":\"system\",\"name\":\"io.github.pwflagsd.Flags1\",\"reason\":null,\"state\":\"serving\"}" &&
+            busctl status io.github.pwflagsd.Flags1 2>/dev/null | grep -q "^Unit=pwflagsd.service" && exit 0
+        sleep 0.2
+    done
+    pwflags --json status; exit 1'
+check "stop pwflagsd.service; its name leaves dbus-broker's bus" in_ct sh -ec '
+    systemctl stop pwflagsd.service
+    ! busctl status io.github.pwflagsd.Flags1 >/dev/null 2>&1'
+output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"'* ]]; then
+    ok "under dbus-broker alice's first call activates pwflagsd (SystemdService=) and reads new_checkout"
+else
+    fail "under dbus-broker alice's first call activates pwflagsd and reads (exit $status): $output"
+fi
+output=$(in_ct runuser -u bob -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
+if [[ $status != 0 && $output == *"Access denied"* ]]; then
+    ok "under dbus-broker bob (outside pwflags) is refused by the policy"
+else
+    fail "under dbus-broker bob is refused (exit $status): $output"
+fi
+# ControlGroups is empty (the default): a member may make control calls, as on the socket.
+output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+    io.github.pwflagsd.Flags1 SetUserId s "" 2>&1) && status=0 || status=$?
+if [[ $status == 0 && $output == "ss "* ]]; then
+    ok "under dbus-broker alice's control call goes through the daemon's own check (ControlGroups empty: allowed)"
+else
+    fail "under dbus-broker alice's SetUserId is answered (exit $status): $output"
+fi
 
 echo "# apt-get remove: nothing listens, the configuration and the state stay"
 check "apt-get remove pwflagsd stops sockets before services: no \"can still be activated\" warning" in_ct sh -c '

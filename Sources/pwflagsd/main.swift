@@ -73,6 +73,14 @@ func writeStandardError(_ text: String) {
     try? Descriptor.writeAll(STDERR_FILENO, Array(text.utf8))
 }
 
+// The Swift runtime reads the command line from /proc/self/cmdline: without /proc (a bare chroot) it finds no
+// arguments at all, not even the program's name. Neither the daemon nor the CLI can tell then what was asked
+// (`pwflags get`, `pwflagsd --version`), so nothing runs: before, a root `pwflags --version` there started a
+// daemon on the default configuration.
+if CommandLine.arguments.isEmpty {
+    writeStandardError("pwflagsd: cannot read the command line: /proc is not mounted (/proc/self/cmdline)\n")
+    exit(2)
+}
 // Started as `pwflags` (the package links /usr/bin/pwflags to this binary): the CLI, not the daemon.
 if CLI.isInvokedAsCLI(CommandLine.arguments.first) {
     exit(CLI.run(Array(CommandLine.arguments.dropFirst())))

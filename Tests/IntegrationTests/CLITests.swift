@@ -166,6 +166,23 @@ import Testing
         #expect(daemon.stdout == "pwflagsd \(PWFlagsVersion.current)\n", "\(daemon)")
     }
 
+    /// Without /proc the Swift runtime sees no command line: the binary must refuse, not start a daemon on the
+    /// default configuration (which a root `pwflags --version` in a bare chroot used to do).
+    @Test func withoutProcNothingRunsAndTheReasonIsSaid() throws {
+        for name in ["pwflagsd", "pwflags"] {
+            let link = try TemporaryDirectory(prefix: "pwproc")
+            defer { link.remove() }
+            // The package's /usr/bin/pwflags is a link to pwflagsd: the same binary under both names.
+            symlink(DaemonProcess.executable("pwflagsd"), link.file(name))
+            let script = "mount -t tmpfs none /proc && exec \"$0\" --version"
+            let outcome = try Command.run(
+                "/usr/bin/unshare", ["--mount", "--", "/bin/sh", "-c", script, link.file(name)],
+                check: false, timeout: .seconds(20))
+            #expect(outcome.status == 2, "\(name): \(outcome)")
+            #expect(outcome.stderr.contains("/proc is not mounted"), "\(name): \(outcome)")
+        }
+    }
+
     @Test func pwflagsSocketEnvironmentIsHonoured() throws {
         let daemon = try DaemonProcess.serving(Fixtures.all)
         defer { daemon.cleanUp() }

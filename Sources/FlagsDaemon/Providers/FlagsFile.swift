@@ -163,7 +163,9 @@ final class FlagsFile: Service {
             return await Self.waitForCancellation()
         }
         let watcher = InotifyWatcher(inotify: inotify, name: name)
-        guard await watcher.run(onChange: { [weak self] in self?.load() }) else {
+        // `self` strongly: the closure lives only as long as this call, which holds `self` anyway. (A weak capture
+        // gave the file a weak-reference side table, which LeakSanitizer reported at exit once the watch ended.)
+        guard await watcher.run(onChange: { self.load() }) else {
             logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
             return await Self.waitForCancellation()
         }

@@ -193,6 +193,23 @@ in_ct() {
         env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 }
 
+# Calls the daemon's interface on the system bus as USER with busctl and checks the answer:
+#   flags_call DESCRIPTION EXPECTED USER METHOD SIGNATURE ARGS...
+# EXPECTED is a glob the output must match on success, or `denied` for a call the bus or the daemon refuses.
+flags_call() {
+    local description=$1 expected=$2 user=$3 output status
+    shift 3
+    output=$(in_ct runuser -u "$user" -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
+        io.github.pwflagsd.Flags1 "$@" 2>&1) && status=0 || status=$?
+    # shellcheck disable=SC2053 # the expected answer is a glob on purpose
+    if [[ $expected == denied && $status != 0 && $output == *"Access denied"* ]] ||
+        [[ $expected != denied && $status == 0 && $output == $expected ]]; then
+        ok "$description"
+    else
+        fail "$description (exit $status): $output"
+    fi
+}
+
 state=
 for _ in $(seq 1 $((BOOT_TIMEOUT * 2))); do
     state=$(in_ct systemctl is-system-running 2>/dev/null || true)
@@ -278,29 +295,11 @@ check "the bus policy, the activation files and the interface are installed" in_
 check "stop pwflagsd.service; its name leaves the bus" in_ct sh -ec '
     systemctl stop pwflagsd.service
     ! busctl status io.github.pwflagsd.Flags1 >/dev/null 2>&1'
-output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 IsEnabled sb search_v2 false 2>&1) && status=0 || status=$?
-if [[ $status == 0 && $output == "b true" ]]; then
-    ok "alice's first busctl call activates pwflagsd through the bus and is answered"
-else
-    fail "alice's first busctl call activates pwflagsd (exit $status): $output"
-fi
+flags_call "alice's first busctl call activates pwflagsd through the bus and is answered" "b true" alice IsEnabled sb search_v2 false
 check "pwflagsd.service is active again, and owns io.github.pwflagsd.Flags1" in_ct sh -c '
     systemctl is-active -q pwflagsd && busctl status io.github.pwflagsd.Flags1 | grep -q "^Unit=pwflagsd.service"'
-output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
-if [[ $status == 0 && $output == 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"'* ]]; then
-    ok "alice (in pwflags) reads new_checkout on the system bus"
-else
-    fail "alice reads new_checkout on the bus (exit $status): $output"
-fi
-output=$(in_ct runuser -u bob -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
-if [[ $status != 0 && $output == *"Access denied"* ]]; then
-    ok "bob (outside pwflags) is refused on the system bus"
-else
-    fail "bob is refused on the bus (exit $status): $output"
-fi
+flags_call "alice (in pwflags) reads new_checkout on the system bus" 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"*' alice Get s new_checkout
+flags_call "bob (outside pwflags) is refused on the system bus" denied bob Get s new_checkout
 check "status says the daemon serves on the system bus" in_ct sh -c '
     pwflags --json status | grep -q "\"bus\":{\"bus\":\"system\",\"name\":\"io.github.pwflagsd.Flags1\",\"reason\":null,\"state\":\"serving\"}"'
 check "no core file: LimitCORE=0, and the daemon is not dumpable (its /proc files belong to root)" in_ct sh -c '
@@ -652,13 +651,7 @@ check "pwflagsd.service was restarted (new process) and serves through the socke
     pid=$(systemctl show -P MainPID pwflagsd); echo "MainPID '"$pid_before"' -> $pid"
     [ "$pid" != 0 ] && [ "$pid" != '"$pid_before"' ] && runuser -u alice -- pwflags is-enabled new_checkout &&
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket'
-output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 IsEnabled sb new_checkout false 2>&1) && status=0 || status=$?
-if [[ $status == 0 && $output == "b true" ]]; then
-    ok "after the upgrade the name is served again: alice reads on the bus"
-else
-    fail "after the upgrade alice reads on the bus (exit $status): $output"
-fi
+flags_call "after the upgrade the name is served again: alice reads on the bus" "b true" alice IsEnabled sb new_checkout false
 check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachable" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd@net); echo "MainPID '"$net_before"' -> $pid"
     [ "$pid" != 0 ] && [ "$pid" != '"$net_before"' ] &&
@@ -755,28 +748,10 @@ check "pwflagsd reconnects to the new bus by itself and owns its name again; sta
 check "stop pwflagsd.service; its name leaves dbus-broker's bus" in_ct sh -ec '
     systemctl stop pwflagsd.service
     ! busctl status io.github.pwflagsd.Flags1 >/dev/null 2>&1'
-output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
-if [[ $status == 0 && $output == 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"'* ]]; then
-    ok "under dbus-broker alice's first call activates pwflagsd (SystemdService=) and reads new_checkout"
-else
-    fail "under dbus-broker alice's first call activates pwflagsd and reads (exit $status): $output"
-fi
-output=$(in_ct runuser -u bob -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 Get s new_checkout 2>&1) && status=0 || status=$?
-if [[ $status != 0 && $output == *"Access denied"* ]]; then
-    ok "under dbus-broker bob (outside pwflags) is refused by the policy"
-else
-    fail "under dbus-broker bob is refused (exit $status): $output"
-fi
+flags_call "under dbus-broker alice's first call activates pwflagsd (SystemdService=) and reads new_checkout" 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"*' alice Get s new_checkout
+flags_call "under dbus-broker bob (outside pwflags) is refused by the policy" denied bob Get s new_checkout
 # ControlGroups is empty (the default): a member may make control calls, as on the socket.
-output=$(in_ct runuser -u alice -- busctl call io.github.pwflagsd.Flags1 /io/github/pwflagsd/Flags1 \
-    io.github.pwflagsd.Flags1 SetUserId s "" 2>&1) && status=0 || status=$?
-if [[ $status == 0 && $output == "ss "* ]]; then
-    ok "under dbus-broker alice's control call goes through the daemon's own check (ControlGroups empty: allowed)"
-else
-    fail "under dbus-broker alice's SetUserId is answered (exit $status): $output"
-fi
+flags_call "under dbus-broker alice's control call goes through the daemon's own check (ControlGroups empty: allowed)" 'ss *' alice SetUserId s ""
 
 echo "# apt-get remove: nothing listens, the configuration and the state stay"
 check "apt-get remove pwflagsd stops sockets before services: no \"can still be activated\" warning" in_ct sh -c '

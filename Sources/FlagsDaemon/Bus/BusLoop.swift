@@ -90,7 +90,7 @@ final class BusLoop: @unchecked Sendable {
                 do {
                     while try connection.process() {}
                 } catch {
-                    lose(connection, because: "\(error)")
+                    lose(because: "\(error)")
                 }
             }
             wait()
@@ -119,7 +119,7 @@ final class BusLoop: @unchecked Sendable {
         }
     }
 
-    private func lose(_ lost: BusConnection, because reason: String) {
+    private func lose(because reason: String) {
         connection = nil
         pending.removeAll()
         logger.warning("lost the \(kind.rawValue) bus; reconnecting", ["REASON": reason])

@@ -8,7 +8,10 @@ import FlagsCore
 /// One sd-bus message the daemon holds a reference to: a call it answers later, a reply or a signal it
 /// writes. Every `sd_bus_message_*` call of the daemon is here; D-Bus type codes are written out as the
 /// specification's letters.
-final class BusMessage: @unchecked Sendable {
+///
+/// Not `Sendable`: sd-bus counts a message's references without atomics, so a message never leaves the bus
+/// thread (a call answered later waits there in the loop's table of pending calls, under an id).
+final class BusMessage {
     let raw: OpaquePointer
 
     /// Takes over the reference `raw` came with.

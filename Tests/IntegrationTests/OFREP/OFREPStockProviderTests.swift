@@ -14,10 +14,8 @@ import Testing
 /// test makes it (`python3 -m venv`, `pip install`) when it is missing or holds other versions, and fails, not
 /// skips, when that cannot be done. The versions are pinned to those docs/openfeature.md names.
 @Suite(.serialized, .hangLimit) struct OFREPStockProviderTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let venv = repository.appendingPathComponent(".build/ofrep-venv").path
-    static let program = repository.appendingPathComponent("Tests/OpenFeature/ofrep_example.py").path
+    static let venv = Repository.path(".build/ofrep-venv")
+    static let program = Repository.path("Tests/OpenFeature/ofrep_example.py")
     /// Kept in step with docs/openfeature.md's "Python" section and `.ci/run`.
     static let packages = ["openfeature-sdk==0.10.0", "openfeature-provider-ofrep==0.3.0"]
 

@@ -12,7 +12,7 @@ final class BusRig {
     static let path = "/io/github/pwflagsd/Flags1"
     static let interface = "io.github.pwflagsd.Flags1"
     /// The shipped policy, introspection and activation files.
-    static let dbusDirectory = ManPage.repositoryRoot.appendingPathComponent("systemd/dbus").path
+    static let dbusDirectory = Repository.path("systemd/dbus")
 
     let directory: TemporaryDirectory
     let socketPath: String

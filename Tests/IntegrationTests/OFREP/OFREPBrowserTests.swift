@@ -15,7 +15,7 @@ import Testing
                 "\(path) is missing: apt-get install chromium chromium-driver")
         }
         try BrowserVenv.prepare()
-        let script = BrowserVenv.repositoryRoot.appendingPathComponent("Tests/OpenFeature/kiosk_browser.py")
+        let script = Repository.root.appendingPathComponent("Tests/OpenFeature/kiosk_browser.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BrowserVenv.python)
         process.arguments = [script.path]

@@ -60,7 +60,7 @@ import Testing
     /// `Key=default` with the comment as its first paragraph, under `.SS [Section]`.
     @Test func configurationPageListsEveryKeyOfTheReferenceWithItsDefaultAndMeaning() throws {
         let reference = try String(
-            contentsOf: ManPage.repositoryRoot.appendingPathComponent("config/pwflagsd.conf"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("config/pwflagsd.conf"), encoding: .utf8)
         let page = try ManPage("pwflagsd.conf.5")
         var sections: [(String, [HelpListing.Entry])] = []
         var comment = ""

@@ -5,7 +5,7 @@ import Testing
 /// An LD_PRELOAD shim of `Tests/<folder>/<name>.c`, built with the system's C compiler (or the toolchain's clang)
 /// into a test's directory.
 enum PreloadShim {
-    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let testsDirectory = Repository.root.appendingPathComponent("Tests")
 
     /// Builds `source` (a path under `Tests/`) into `directory`; returns the shared object's path.
     static func build(_ source: String, in directory: TemporaryDirectory) throws -> String {

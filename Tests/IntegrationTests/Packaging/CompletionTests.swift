@@ -5,7 +5,7 @@ import Testing
 /// The bash completion shipped in the package (`systemd/completion/pwflags`), run by bash itself with Debian's
 /// bash-completion: commands as `pwflags --help` lists them, the keys of the running daemon, option values.
 @Suite(.hangLimit) struct CompletionTests {
-    static let completion = ManPage.repositoryRoot.appendingPathComponent("systemd/completion/pwflags").path
+    static let completion = Repository.path("systemd/completion/pwflags")
     /// Runs the completion on the line in `$2`, as bash does for a Tab at its end, and prints the candidates.
     static let driver = """
         source /usr/share/bash-completion/bash_completion

@@ -90,7 +90,7 @@ struct BusTests {
     }
 
     /// docs/dbus.md's Python example.
-    static let example = ManPage.repositoryRoot.appendingPathComponent("examples/dbus/flags.py").path
+    static let example = Repository.path("examples/dbus/flags.py")
 
     @Test func theInstalledIntrospectionIsWhatTheDaemonServes() async throws {
         let rig = try BusRig()

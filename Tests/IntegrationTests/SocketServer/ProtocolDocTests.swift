@@ -25,10 +25,10 @@ import Testing
 
     @Test func theMarkedExchangesAreTheBytesTheDaemonSends() throws {
         let page = try String(
-            contentsOf: OpenFeatureDocTests.root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
         let blocks = Self.blocks(in: page)
         #expect(blocks.count >= 3)
-        let flags = OpenFeatureDocTests.root.appendingPathComponent("config/demo-flags.json").path
+        let flags = Repository.path("config/demo-flags.json")
         for lines in blocks {
             let daemon = try DaemonProcess(config: "[FeatureFlags]\nLocalFlagsFile=\(flags)\n")
             defer { daemon.cleanUp() }

@@ -13,9 +13,6 @@ import Testing
 /// event stream's channel (random) and so the bulk answer's `ETag`. The Python example's shipped daemon
 /// configuration and flags are checked too, so that a newcomer who runs them gets the page's output.
 @Suite(.hangLimit) struct OpenFeatureDocTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     struct Exchange: CustomStringConvertible {
         var request: String
         var expected: String
@@ -76,15 +73,16 @@ import Testing
     }
 
     @Test func theRawExchangesAreTheBytesTheDaemonSends() throws {
-        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/openfeature.md"), encoding: .utf8)
+        let page = try String(
+            contentsOf: Repository.root.appendingPathComponent("docs/openfeature.md"), encoding: .utf8)
         let exchanges = Self.exchanges(in: page)
         #expect(exchanges.count >= 5, "\(exchanges)")
         let directory = try TemporaryDirectory()
         try FileManager.default.copyItem(
-            atPath: Self.root.appendingPathComponent("config/demo-flags.json").path,
+            atPath: Repository.path("config/demo-flags.json"),
             toPath: directory.file("demo-flags.json"))
         let shipped = try String(
-            contentsOf: Self.root.appendingPathComponent("config/demo-ofrep.conf"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("config/demo-ofrep.conf"), encoding: .utf8)
         let ofrep = directory.file("ofrep.sock")
         let daemon = try DaemonProcess(
             config: shipped.replacingOccurrences(of: "/tmp/pwflagsd-demo-ofrep.sock", with: ofrep),
@@ -104,7 +102,7 @@ import Testing
     }
 
     @Test func thePythonExamplesDaemonServesTheFlagsItsOutputShows() throws {
-        let directory = Self.root.appendingPathComponent("Tests/OpenFeature")
+        let directory = Repository.root.appendingPathComponent("Tests/OpenFeature")
         let flags = try JSONValue(
             parsing: Array(try Data(contentsOf: directory.appendingPathComponent("ofrep_example_flags.json"))))
         #expect(flags == (try JSONValue(parsing: LocalFlags.text(OFREPRig.flags))))

@@ -15,7 +15,7 @@ import Testing
     /// their families: a counter without its `_total`.
     static func documentedFamilies() throws -> Set<String> {
         let page = try String(
-            contentsOf: ManPage.repositoryRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         var names: Set<String> = []
         for line in page.split(separator: "\n") where line.hasPrefix("| `pwflagsd_") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -8,9 +8,8 @@ import Testing
 
 /// The checkout example against a daemon on config/demo-flags.json; its output is quoted in docs/client-library.md.
 @Suite(.hangLimit) struct CheckoutExampleTests {
-    /// config/demo-flags.json, found from this file's place in the repository.
-    static let demoFlags = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("config/demo-flags.json").path
+    /// config/demo-flags.json.
+    static let demoFlags = Repository.path("config/demo-flags.json")
 
     /// Runs the example to its end, within a minute (a hang fails the test): its status and what it printed.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {

@@ -30,7 +30,7 @@ import Testing
         JSONValue.object(["eventStreams": try #require(first.answer.json?["eventStreams"]), "events": .array(events)])
             .write(to: &text)
         try directory.write("sent.json", String(decoding: text, as: UTF8.self))
-        let script = BrowserVenv.repositoryRoot.appendingPathComponent("Tests/OpenFeature/validate_event_streams.py")
+        let script = Repository.root.appendingPathComponent("Tests/OpenFeature/validate_event_streams.py")
         let outcome = try Command.run(BrowserVenv.python, [script.path, directory.file("sent.json")], check: false)
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.stdout.contains("valid: 2 events"))

@@ -16,11 +16,7 @@ enum PrometheusParser {
     /// The pinned version, so that a new release cannot change what passes.
     static let package = "prometheus-client==0.26.0"
 
-    static var venv: String {
-        URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/metrics-venv").path
-    }
+    static var venv: String { Repository.path(".build/metrics-venv") }
 
     /// Parses `text` as `format` ("openmetrics" or "prometheus") and returns the families as
     /// `[{"name","type","samples":[{"name","labels","value"}]}]`; throws the parser's complaint.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A man page of `systemd/man/`, read as the list entries (`.TP`) its sections hold, in plain text.
 ///
@@ -17,18 +18,14 @@ struct ManPage {
     /// The page's troff source.
     let source: String
 
-    /// The repository's root, found from this file's place in `Tests/IntegrationTests/`.
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     /// Reads `systemd/man/NAME`.
     init(_ name: String) throws {
-        let url = Self.repositoryRoot.appendingPathComponent("systemd/man/\(name)")
+        let url = Repository.root.appendingPathComponent("systemd/man/\(name)")
         source = try String(contentsOf: url, encoding: .utf8)
     }
 
     /// The path of the page's file.
-    static func path(_ name: String) -> String { repositoryRoot.appendingPathComponent("systemd/man/\(name)").path }
+    static func path(_ name: String) -> String { Repository.path("systemd/man/\(name)") }
 
     /// The entries of the section or subsection whose heading line is `heading` (such as `.SH OPTIONS`).
     func entries(under heading: String) -> [Entry] {

@@ -86,9 +86,7 @@ import Testing
     }
 
     @Test func checkConfigAcceptsTheDemoConfiguration() throws {
-        let demo = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("config/demo.conf").path
+        let demo = Repository.path("config/demo.conf")
         let outcome = try CLI.run(["--check-config", "--config", demo], executable: "pwflagsd")
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.stdout.contains("LocalFlagsFile"))

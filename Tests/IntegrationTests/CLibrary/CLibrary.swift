@@ -9,7 +9,7 @@ import TestSupport
 /// libpwflags as a C program gets it: built by its own script into a temporary directory, once per test
 /// process and flavour, and programs compiled against the installed header and `.pc` file.
 struct CLibrary: Sendable {
-    static let source = ManPage.repositoryRoot.appendingPathComponent("Sources/libpwflags").path
+    static let source = Repository.path("Sources/libpwflags")
 
     /// Where the build put `lib/`, `include/` and `lib/pkgconfig/pwflags.pc`.
     let prefix: String

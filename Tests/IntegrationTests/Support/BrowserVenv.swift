@@ -13,10 +13,7 @@ enum BrowserVenv {
     /// indexes lack; 4.38.0 installs everywhere this runs). Kept in sync with `.ci/run`.
     static let packages = ["selenium==4.38.0", "jsonschema==4.26.0"]
 
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    static var venv: String { repositoryRoot.appendingPathComponent(".build/browser-venv").path }
+    static var venv: String { Repository.path(".build/browser-venv") }
     static var python: String { venv + "/bin/python" }
 
     /// The venv with the packages, made when missing.

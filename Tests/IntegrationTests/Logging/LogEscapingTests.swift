@@ -12,7 +12,7 @@ import Testing
         _ = try SocketSession(socketPath: daemon.socketPath).result("setOverride", ["key": .string(key)])
         #expect(await Eventually.wait { daemon.log.contains("a flag is overridden on this device") })
         let log = daemon.log
-        #expect(log.contains(#"FLAG_KEY=nul\x00key\x1B[2J\x9Btab\x09here"#), "\(log.debugDescription)")
+        #expect(log.contains(#"FLAG_KEY=nul\x00key\x1B[2J\u009Btab\there"#), "\(log.debugDescription)")
         #expect(!log.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) })
     }
 }

@@ -15,15 +15,16 @@ import UnixIO
 @Suite(.hangLimit) struct ClientLibraryExpiryTests {
     @Test("R15: while the daemon is away the mirror serves its flags until expiresAt, then none, and tells listeners")
     func mirrorExpiresWhileDisconnected() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(
-            .flags([Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1")]), for: "getFeatureFlags")
-        let daemon = try DaemonProcess(
-            config: "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=\(server.baseURL)\n")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            daemon: {
+                try DaemonProcess(config: "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=\($0.baseURL)\n")
+            },
+            replies: {
+                $0.setDefaultReply(
+                    .flags([Flag(key: "new_checkout", isEnabled: true, ruleId: "r_1")]), for: "getFeatureFlags")
+            })
+        defer { rig.stop() }
+        let daemon = rig.daemon
         // The injected clock: the test moves it a day on instead of waiting for one.
         let clock = Locked(Date())
         let timing = MirrorTiming(

@@ -11,13 +11,11 @@ import Testing
 
     @Test("A flag a Pushwoosh rule decided: its rule, source, fetch time, expiry and next refresh")
     func matchedRuleFromPushwoosh() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let result = try Self.explain("new_checkout", on: session)
@@ -88,13 +86,11 @@ import Testing
 
     @Test("Before any flags: no flags yet, with the failed refresh's status and the next attempt")
     func noFlagsYet() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.status(503), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server)
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start {
+            $0.setDefaultReply(.status(503), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Eventually.wait { try Self.explain("new_checkout", on: session)["lastError"] != .null })
         let result = try Self.explain("new_checkout", on: session)
@@ -106,14 +102,12 @@ import Testing
 
     @Test("Flags that reached CacheMaxAge while the server was unreachable read as expired (R15)")
     func expired() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.setDefaultReply(.status(503), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "1s"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["CacheMaxAge": "1s"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.setDefaultReply(.status(503), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let listener = try SocketSession(socketPath: daemon.socketPath)

@@ -99,13 +99,11 @@ import Testing
 
     @Test("Refreshes count by trigger, outcome and R11 status; the age of the flags served is reported")
     func refreshesCount() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.result("refresh")?["fromNetwork"] == true)

@@ -40,7 +40,7 @@ import Testing
 
     @Test("A kept https address of the same application is where the daemon calls after a restart")
     func keptAddressOfTheSameApplicationIsUsed() async throws {
-        let proxy = try FakePushwooshServer.start()
+        let proxy = try PushwooshRig.server()
         defer { proxy.stop() }
         proxy.setDefaultReply(.status(403))
         let daemon = try Self.daemon(
@@ -53,7 +53,7 @@ import Testing
 
     @Test("A kept address of another application is not used: the daemon calls its own default address")
     func keptAddressOfAnotherApplicationIsNotUsed() async throws {
-        let proxy = try FakePushwooshServer.start()
+        let proxy = try PushwooshRig.server()
         defer { proxy.stop() }
         proxy.setDefaultReply(.status(403))
         let daemon = try Self.daemon(
@@ -68,8 +68,8 @@ import Testing
         "A kept plain http address is not used, whether kept bare (older versions) or with its application",
         arguments: [false, true])
     func keptHTTPAddressIsNotUsed(withApplication: Bool) async throws {
-        let proxy = try FakePushwooshServer.start()
-        let plain = try FakePushwooshServer.start()
+        let proxy = try PushwooshRig.server()
+        let plain = try PushwooshRig.server()
         defer {
             proxy.stop()
             plain.stop()

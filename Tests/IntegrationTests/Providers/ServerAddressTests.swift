@@ -11,14 +11,11 @@ import Testing
 @Suite(.hangLimit) struct ServerAddressTests {
     @Test("R16: a ServerURL not ending in json/1.3/ sends nothing; get is null, refresh fails with status 0")
     func r16BadServerURL() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]))
-        let badURL = "http://127.0.0.1:\(server.port)/json/1.2/"
-        let daemon = try Fixtures.daemon(server, serverURL: badURL)
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            daemon: { try Fixtures.daemon($0, serverURL: "http://127.0.0.1:\($0.port)/json/1.2/") },
+            replies: { $0.setDefaultReply(.flags([Fixtures.checkout])) })
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try session.get("new_checkout")?.isNull == true)
         let answer = try #require(try session.call("refresh"))
@@ -73,21 +70,22 @@ import Testing
 
     @Test("The request carries Authorization: Token from APITokenFile; the token is in neither the log nor status")
     func apiTokenSentNeverShown() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let tokens = try TemporaryDirectory()
         let token = "s3cr3t-T0KEN-9f8e7d"
         try tokens.write("token", token + "\n")
-        let config =
-            PushwooshConfig.text(
-                serverURL: server.baseURL.absoluteString, pushwoosh: ["APITokenFile": tokens.file("token")])
-            + "[Daemon]\nLogLevel=debug\n"
-        let daemon = try DaemonProcess(config: config)
+        let rig = try PushwooshRig.start(
+            daemon: {
+                try DaemonProcess(
+                    config: PushwooshConfig.text(
+                        serverURL: $0.baseURL.absoluteString, pushwoosh: ["APITokenFile": tokens.file("token")])
+                        + "[Daemon]\nLogLevel=debug\n")
+            },
+            replies: { $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags") })
         defer {
-            daemon.cleanUp()
-            server.stop()
+            rig.stop()
             tokens.remove()
         }
+        let (server, daemon) = (rig.server, rig.daemon)
         let requests = try await server.waitForRequests(count: 1)
         #expect(requests[0].header("Authorization") == "Token \(token)")
         #expect(!requests[0].body.isEmpty)

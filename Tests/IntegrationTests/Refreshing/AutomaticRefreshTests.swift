@@ -69,16 +69,14 @@ import Testing
 
     @Test("R8b: RefreshInterval refreshes again and again in the foreground, not faster")
     func r8bInterval() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let clock = ContinuousClock()
         // Taken before the start, so that a late wake-up of this test can only make the span look longer.
         let start = clock.now
-        let daemon = try Fixtures.daemon(server, featureFlags: ["RefreshInterval": "400ms"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["RefreshInterval": "400ms"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let server = rig.server
         _ = try await server.waitForRequests(count: 4, timeout: .seconds(10))
         // Three intervals of 400 ms separate the first request (at the start) from the fourth.
         #expect(clock.now - start >= .milliseconds(1150))

@@ -60,7 +60,7 @@ import Testing
         "kill -9 at random moments before and after cache writes end: a restart reads the old or the new cache, never a broken one"
     )
     func killAroundCacheWrites() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let directory = try TemporaryDirectory()
         defer {
             server.stop()

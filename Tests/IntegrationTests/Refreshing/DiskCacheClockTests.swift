@@ -63,7 +63,7 @@ import Testing
 
     @Test("Same boot, wall clock set back 2 h since the fetch: the cache is served, aged by the boot clock")
     func sameBootWallSetBack() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let now = Date().timeIntervalSince1970
         // Fetched a minute ago by the boot clock; the wall clock has since been set back 2 h.
         let directory = try await Self.cache(
@@ -80,7 +80,7 @@ import Testing
 
     @Test("Same boot, fetched more than CacheMaxAge ago by the boot clock: not served, whatever the wall time says")
     func sameBootTooOldByTheBootClock() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let now = Date().timeIntervalSince1970
         let directory = try await Self.cache(
             server, fields: ["fetchedAt": .number(now - 60), "bootTime": .number(Self.bootNow - 3600 - 60)])
@@ -95,7 +95,7 @@ import Testing
 
     @Test("Another boot: the cache is aged by the wall clock")
     func otherBootUsesTheWallClock() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let now = Date().timeIntervalSince1970
         let young = try await Self.cache(
             server, fields: ["bootId": "0123456789abcdef0123456789abcdef", "fetchedAt": .number(now - 600)])
@@ -114,7 +114,7 @@ import Testing
 
     @Test("Another boot with the wall clock earlier than the fetch: served provisionally, and the log says why")
     func otherBootWallEarlierIsProvisional() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let now = Date().timeIntervalSince1970
         let directory = try await Self.cache(
             server, fields: ["bootId": "0123456789abcdef0123456789abcdef", "fetchedAt": .number(now + 86400 * 365)])

@@ -27,7 +27,7 @@ import Testing
 
     @Test("R7: after a restart a fresh cache is served before any request is answered")
     func r7FreshCacheServedAtRestart() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let directory = try await cacheFirst(server)
         server.setDefaultReply(.hang, for: "getFeatureFlags")
         let second = try Fixtures.daemon(server, directory: directory)
@@ -46,7 +46,7 @@ import Testing
 
     @Test("R7: a cache older than CacheMaxAge is not served after a restart")
     func r7StaleCacheNotServed() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         // Written with a long CacheMaxAge, so that the first daemon keeps it; the restart uses a short one.
         let directory = try await cacheFirst(server)
         let stopped = ContinuousClock.now
@@ -66,7 +66,7 @@ import Testing
 
     @Test("R7: a daemon started with another application code does not see the cache")
     func r7OtherApplicationCode() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let directory = try await cacheFirst(server)
         server.setDefaultReply(.hang, for: "getFeatureFlags")
         let second = try Fixtures.daemon(server, applicationCode: "FGHIJ-67890", directory: directory)
@@ -82,7 +82,7 @@ import Testing
 
     @Test("R7: another user (UserID) does not see the cache")
     func r7OtherUserFromConfiguration() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let directory = try await cacheFirst(server)
         server.setDefaultReply(.hang, for: "getFeatureFlags")
         let second = try Fixtures.daemon(server, pushwoosh: ["UserID": "someone-else"], directory: directory)
@@ -96,7 +96,7 @@ import Testing
 
     @Test("R7: another user set with setUserId does not see the cache, after a restart either")
     func r7OtherUserFromSocket() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         server.setDefaultReply(.hang, for: "getFeatureFlags")
         let first = try Fixtures.daemon(server)
@@ -105,7 +105,7 @@ import Testing
         #expect(try session.result("setUserId", ["userId": "alice"])?["userId"]?.stringValue == "alice")
         #expect(try session.get("new_checkout")?.isNull == true)
         server.stop()
-        let second = try PushwooshRig.restart(first, on: try FakePushwooshServer.start())
+        let second = try PushwooshRig.restart(first, on: try PushwooshRig.server())
         defer { second.stop() }
         let again = try second.session()
         #expect(try again.get("new_checkout")?.isNull == true)
@@ -113,17 +113,15 @@ import Testing
 
     @Test("R7: a corrupt cache file is ignored and logged, and the daemon still starts")
     func r7CorruptCacheIgnored() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
         let directory = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory.file("state"), withIntermediateDirectories: true)
         let garbage = #"{"format":1,"applicationCode":"ABCDE-12345",garbage"#
         try Data(garbage.utf8).write(to: URL(fileURLWithPath: directory.file("state/flags-cache.json")))
-        let daemon = try Fixtures.daemon(server, directory: directory)
-        defer {
-            server.stop()
-            daemon.cleanUp()
+        let rig = try PushwooshRig.start(directory: directory) {
+            $0.setDefaultReply(.hang, for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try session.get("new_checkout")?.isNull == true)
         #expect(daemon.log.contains("corrupt"))
@@ -131,7 +129,7 @@ import Testing
 
     @Test("R13: a partial response is served but not written to the disk cache")
     func r13PartialNotCached() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         server.enqueue(.flags([Fixtures.checkout], partial: true), for: "getFeatureFlags")
         let first = try Fixtures.daemon(server)
         let session = try SocketSession(socketPath: first.socketPath)
@@ -146,7 +144,7 @@ import Testing
 
     @Test("R13: after a partial response the previous complete cache is what a restart serves")
     func r13PartialKeepsPreviousCache() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         server.enqueue(.flags([Fixtures.search], partial: true), for: "getFeatureFlags")
         let first = try Fixtures.daemon(server)
@@ -165,7 +163,7 @@ import Testing
 
     @Test("A user id set over the socket survives a restart")
     func userIdSurvivesRestart() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         let first = try Fixtures.daemon(server)
         let session = try SocketSession(socketPath: first.socketPath)
         #expect(try session.result("setUserId", ["userId": "bob"])?["userId"]?.stringValue == "bob")

@@ -23,7 +23,7 @@ import Testing
     @Test(
         "16 daemons started at once: by the third interval their requests span at least half of it, each at its phase")
     func sixteenDaemonsSpreadOut() async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         var daemons: [DaemonProcess] = []
         defer {
             for daemon in daemons { daemon.cleanUp() }

@@ -7,16 +7,14 @@ import Testing
 /// and the refresh policy, as when a flag reply asks it.
 @Suite(.hangLimit) struct ImpressionHoldTests {
     @Test func anImpressionsRetryAfterIsOneHoldForEveryLayerAndWidensNoBackoff() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let hold = 3.0
-        server.enqueue(.retryAfter(503, value: String(Int(hold))), for: "postEvent")
         // A wide RetryBackoff: a request the hold refused, taken for a failure, would wait most of ten minutes.
-        let daemon = try Fixtures.daemon(server, featureFlags: ["RetryBackoff": "10min", "DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["RetryBackoff": "10min", "DisableThrottle": "yes"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.enqueue(.retryAfter(503, value: String(Int(hold))), for: "postEvent")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         _ = try session.call("logImpression", ["key": "new_checkout"])

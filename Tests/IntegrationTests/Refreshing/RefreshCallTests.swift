@@ -116,15 +116,13 @@ import Testing
 
     @Test("R14: a killed flag arrives disabled, with ruleId \"\" and the default properties")
     func r14KilledFlag() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let killed = Flag(key: "new_checkout", isEnabled: false, ruleId: "", properties: ["button_color": "grey"])
-        server.setDefaultReply(.flags([killed]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([killed]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(try session.get("new_checkout")?["enabled"]?.boolValue == true)

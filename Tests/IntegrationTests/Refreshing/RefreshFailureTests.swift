@@ -19,7 +19,7 @@ import Testing
     @Test(
         "R11: an upstream fault fails the refresh with its status; the stored flags stay", arguments: UpstreamFault.all)
     func r11UpstreamFault(_ fault: UpstreamFault) async throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let timeout = fault.requestTimeout
         let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
@@ -96,15 +96,13 @@ import Testing
 
     @Test("R15: when the server cannot be reached the flags stay until CacheMaxAge, then go and listeners are told")
     func r15ExpiryWhenUnreachable() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         let clock = ContinuousClock()
         let start = clock.now
-        let daemon = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "1s", "RetryBackoff": "200ms"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["CacheMaxAge": "1s", "RetryBackoff": "200ms"]) {
+            $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let fetched = clock.now

@@ -13,7 +13,7 @@ import Testing
         "A FIFO, a link to /dev/zero, a directory or a file over 16 MiB as the cache: notice, with why",
         arguments: ["fifo", "zero", "directory", "large"])
     func refusedCacheIsLoggedWithWhy(shape: String) throws {
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         server.setDefaultReply(.hang, for: "getFeatureFlags")
         let directory = try TemporaryDirectory()
         defer {

@@ -9,18 +9,16 @@ import Testing
         "A 503 with Retry-After holds refresh, setUserId and pushRegistered until it expires; then the next request goes",
         arguments: ["3", "http-date"])
     func retryAfterHoldsEveryTrigger(header: String) async throws {
-        let server = try FakePushwooshServer.start()
         // An HTTP-date has whole seconds: 4 s ahead leaves at least 3 after the wall clock's fraction.
         let value = header == "http-date" ? Self.imfFixdate(Date().addingTimeInterval(4)) : header
         let hold = 3.0
-        server.enqueue(.retryAfter(503, value: value), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         // A short RetryBackoff: without the hold the automatic retry would come within 0.1 s.
-        let daemon = try Fixtures.daemon(server, featureFlags: ["RetryBackoff": "100ms", "DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["RetryBackoff": "100ms", "DisableThrottle": "yes"]) {
+            $0.enqueue(.retryAfter(503, value: value), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         _ = try await server.waitForRequests(count: 1)
         let session = try SocketSession(socketPath: daemon.socketPath)
         let clock = ContinuousClock()
@@ -57,15 +55,14 @@ import Testing
 
     @Test("F3: a flag request's Retry-After of an hour holds for CacheMaxAge at most; then the next request goes")
     func absurdRetryAfterOnAFlagRequestIsCapped() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.retryAfter(503, value: "3600"), for: "getFeatureFlags")
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(
-            server, featureFlags: ["CacheMaxAge": "3s", "RetryBackoff": "100ms", "DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: [
+            "CacheMaxAge": "3s", "RetryBackoff": "100ms", "DisableThrottle": "yes",
+        ]) {
+            $0.enqueue(.retryAfter(503, value: "3600"), for: "getFeatureFlags")
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         // Without the cap on every send the next request would wait an hour, and the device would have no flags.
         _ = try await server.waitForRequests(count: 2, timeout: .seconds(20))
         let timed = server.timedRequests
@@ -76,14 +73,12 @@ import Testing
 
     @Test("F3: an impression's Retry-After of an hour holds for CacheMaxAge at most; then impressions go again")
     func absurdRetryAfterOnAnImpressionIsCapped() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        server.enqueue(.retryAfter(429, value: "3600"), for: "postEvent")
-        let daemon = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "5s", "DisableThrottle": "yes"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["CacheMaxAge": "5s", "DisableThrottle": "yes"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+            $0.enqueue(.retryAfter(429, value: "3600"), for: "postEvent")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         let impression: JSONValue = ["key": "new_checkout"]

@@ -20,19 +20,14 @@ import Testing
         let seconds = Self.seconds
         let schedule =
             seconds >= 30 ? RetrySchedule(backoff: 1, interval: 30) : RetrySchedule(backoff: 0.1, interval: 1.6)
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.status(503, body: "busy"), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(
-            server,
-            featureFlags: [
-                "RetryBackoff": "\(Int(schedule.backoff * 1000))ms",
-                "RefreshInterval": "\(Int(schedule.interval * 1000))ms",
-            ]
-        )
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: [
+            "RetryBackoff": "\(Int(schedule.backoff * 1000))ms",
+            "RefreshInterval": "\(Int(schedule.interval * 1000))ms",
+        ]) {
+            $0.setDefaultReply(.status(503, body: "busy"), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let clock = ContinuousClock()
         // The session start sends the first request; each later one is a retry.
         _ = try await server.waitForRequests(count: 1)

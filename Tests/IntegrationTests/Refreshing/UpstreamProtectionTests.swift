@@ -43,14 +43,11 @@ import UnixIO
         "A flood of setUserId, setAppState, refresh and pushRegistered from four connections sends about one request a second; the last user's flags arrive within a second"
     )
     func controlFloodIsBounded() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let daemon = try Fixtures.daemon(
-            server, featureFlags: ["Lifecycle": "client", "SessionTimeout": "10ms"])
-        defer {
-            daemon.cleanUp()
-            server.stop()
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "SessionTimeout": "10ms"]) {
+            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         _ = try session.result("setAppState", ["state": "foreground"])
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))

@@ -31,18 +31,18 @@ import Testing
         let shim = try PreloadShim.build("ClockShim/wall-clock-shift.c", in: directory)
         let shiftFile = directory.file("wall-clock-shift")
         _ = FileManager.default.createFile(atPath: shiftFile, contents: Data(count: 8))
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        let config = PushwooshConfig.text(
-            serverURL: server.baseURL.absoluteString, applicationCode: "ABCDE-12345",
-            featureFlags: ["DisableThrottle": "yes"])
-        let daemon = try DaemonProcess(
-            config: config, directory: directory,
-            environment: ["LD_PRELOAD": shim, "PWFLAGS_WALL_CLOCK_SHIFT_FILE": shiftFile])
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            daemon: {
+                let config = PushwooshConfig.text(
+                    serverURL: $0.baseURL.absoluteString, applicationCode: "ABCDE-12345",
+                    featureFlags: ["DisableThrottle": "yes"])
+                return try DaemonProcess(
+                    config: config, directory: directory,
+                    environment: ["LD_PRELOAD": shim, "PWFLAGS_WALL_CLOCK_SHIFT_FILE": shiftFile])
+            },
+            replies: { $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags") })
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
         #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         #expect(await Eventually.wait { (try? CacheFile.read(Fixtures.cachePath(daemon)))??.fetchedAt != nil })

@@ -26,7 +26,7 @@ struct StateDirectoryFaultTests {
     ) async throws {
         let directory = try TemporaryDirectory()
         let mount = try TmpfsMount(at: directory.file("state"), size: size)
-        let server = try FakePushwooshServer.start()
+        let server = try PushwooshRig.server()
         var daemon: DaemonProcess?
         defer {
             daemon?.stop()

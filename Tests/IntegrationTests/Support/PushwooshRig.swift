@@ -1,6 +1,7 @@
 import TestSupport
 
-/// A fake Pushwoosh and a daemon that fetches from it: the setup most Pushwoosh suites begin with.
+/// The one way an integration test starts a fake Pushwoosh: with a daemon that fetches from it, the setup most
+/// Pushwoosh suites begin with, or alone (`server(replies:)`) for a test that starts its daemons itself.
 ///
 ///     let rig = try PushwooshRig.start { $0.setDefaultReply(.hang, for: "getFeatureFlags") }
 ///     defer { rig.stop() }
@@ -18,6 +19,7 @@ struct PushwooshRig {
         featureFlags: [String: String] = [:],
         pushwoosh: [String: String] = [:],
         applicationCode: String = "ABCDE-12345",
+        directory: TemporaryDirectory? = nil,
         replies: (FakePushwooshServer) -> Void = {
             $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }
@@ -25,9 +27,19 @@ struct PushwooshRig {
         try start(
             daemon: {
                 try Fixtures.daemon(
-                    $0, featureFlags: featureFlags, pushwoosh: pushwoosh, applicationCode: applicationCode)
+                    $0, featureFlags: featureFlags, pushwoosh: pushwoosh, applicationCode: applicationCode,
+                    directory: directory)
             },
             replies: replies)
+    }
+
+    /// The fake alone, for a test that starts its daemons itself (several on one server, or one after another on
+    /// a directory it prepared); it answers `.flags([])` until `replies` or the test says otherwise. The test
+    /// stops it.
+    static func server(replies: (FakePushwooshServer) -> Void = { _ in }) throws -> FakePushwooshServer {
+        let server = try FakePushwooshServer.start()
+        replies(server)
+        return server
     }
 
     /// Starts the server (or takes `server`), lets `replies` set what it answers, then starts the daemon
@@ -38,7 +50,7 @@ struct PushwooshRig {
         server: FakePushwooshServer? = nil,
         replies: (FakePushwooshServer) -> Void
     ) throws -> PushwooshRig {
-        let server = try server ?? FakePushwooshServer.start()
+        let server = try server ?? Self.server(replies: { _ in })
         replies(server)
         do {
             return PushwooshRig(server: server, daemon: try makeDaemon(server))

@@ -110,14 +110,17 @@ import Testing
 
     @Test("A reload that shortens RefreshInterval makes the refresher use it")
     func reloadChangesRefreshInterval() async throws {
-        let server = try FakePushwooshServer.start()
-        server.setDefaultReply(.flags([Flag(key: "a", isEnabled: true, ruleId: "r1")]), for: "getFeatureFlags")
-        let base = "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=\(server.baseURL)\n[FeatureFlags]\n"
-        let daemon = try DaemonProcess(config: base + "RefreshInterval=1h\n")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            daemon: {
+                try DaemonProcess(
+                    config: "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=\($0.baseURL)\n[FeatureFlags]\n"
+                        + "RefreshInterval=1h\n")
+            },
+            replies: {
+                $0.setDefaultReply(.flags([Flag(key: "a", isEnabled: true, ruleId: "r1")]), for: "getFeatureFlags")
+            })
+        defer { rig.stop() }
+        let (server, daemon) = (rig.server, rig.daemon)
         _ = try await server.waitForRequests(count: 1)
         let config = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
         try config.replacingOccurrences(of: "RefreshInterval=1h", with: "RefreshInterval=200ms")
@@ -131,15 +134,16 @@ import Testing
 
     @Test("A reload that changes ApplicationCode discards the previous application's flags (R7)")
     func reloadChangingApplicationDiscardsFlags() async throws {
-        let server = try FakePushwooshServer.start()
-        server.enqueue(.flags([Flag(key: "old", isEnabled: true, ruleId: "r1")]), for: "getFeatureFlags")
-        server.setDefaultReply(.hang, for: "getFeatureFlags")
-        let daemon = try DaemonProcess(
-            config: "[Pushwoosh]\nApplicationCode=AAAAA-11111\nServerURL=\(server.baseURL)\n")
-        defer {
-            daemon.cleanUp()
-            server.stop()
-        }
+        let rig = try PushwooshRig.start(
+            daemon: {
+                try DaemonProcess(config: "[Pushwoosh]\nApplicationCode=AAAAA-11111\nServerURL=\($0.baseURL)\n")
+            },
+            replies: {
+                $0.enqueue(.flags([Flag(key: "old", isEnabled: true, ruleId: "r1")]), for: "getFeatureFlags")
+                $0.setDefaultReply(.hang, for: "getFeatureFlags")
+            })
+        defer { rig.stop() }
+        let daemon = rig.daemon
         let client = try RawClient(socketPath: daemon.socketPath)
         let listen = try #require(try client.request(#"{"id":1,"method":"listen"}"#)?["result"])
         if listen["flags"]?.arrayValue?.isEmpty != false {

@@ -39,8 +39,10 @@ import Testing
             listens + [names], notify: notify, config: directory.file("pwflagsd.conf"), log: logPath)
         let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
         defer { SocketActivationTests.stop(process, log: logPath) }
+        // Both sockets listen before the first connection: a socket file can exist before its listen(2).
         try #require(
-            SocketActivationTests.waitUntil { SocketActivationTests.isSocket(ofrepPath) }, "no socket; log:\n\(log())")
+            SocketActivationTests.waitUntilListening(on: [ofrepPath, mainPath], log: logPath),
+            "no listening sockets; log:\n\(log())")
 
         // An OFREP request is what starts the daemon here.
         let answer = try HTTPClient(unixSocket: ofrepPath).post(OFREPRig.single("new_checkout"))

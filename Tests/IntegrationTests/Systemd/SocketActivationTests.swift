@@ -69,7 +69,8 @@ import Testing
         var stopped = false
         defer { if !stopped { Self.stop(process, log: logPath) } }
 
-        try #require(Self.waitUntil { Self.isSocket(activatedPath) }, "no listening socket; log:\n\(log())")
+        try #require(
+            Self.waitUntilListening(on: [activatedPath], log: logPath), "no listening socket; log:\n\(log())")
         #expect(notify.received.isEmpty, "pwflagsd must not run before the first connection")
 
         // Connecting is what starts the daemon; the request waits in the socket until it serves.
@@ -98,6 +99,16 @@ import Testing
     @discardableResult
     static func stop(_ process: Process, log: String) -> Bool {
         DaemonExitCheck.verify(DaemonExitCheck.terminate(process), expected: .clean, logPath: log)
+    }
+
+    /// Waits until `systemd-socket-activate` says in `log` that it listens on each of `paths` (it binds, listens,
+    /// then logs `Listening on PATH as FD.`, one socket after another): a socket file alone may not listen yet,
+    /// and a connection then is refused.
+    static func waitUntilListening(on paths: [String], log: String) -> Bool {
+        waitUntil {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return paths.allSatisfy { text.contains("Listening on \($0) as ") }
+        }
     }
 
     static func isSocket(_ path: String) -> Bool {

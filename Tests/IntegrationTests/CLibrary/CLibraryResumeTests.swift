@@ -64,9 +64,8 @@ import Testing
         let shim = try PreloadShim.build("ClockShim/wall-clock-shift.c", in: directory)
         let shiftFile = directory.file("wall-clock-shift")
         _ = FileManager.default.createFile(atPath: shiftFile, contents: Data(count: 8))
-        let rig = try PushwooshRig.start(daemon: ClientLibraryRefreshTests.startDaemon) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(
+            daemon: ClientLibraryRefreshTests.startDaemon, replies: PushwooshRig.checkoutReplies)
         defer { rig.stop() }
         let program = try CProgram(
             try Self.probe(), [rig.daemon.socketPath],

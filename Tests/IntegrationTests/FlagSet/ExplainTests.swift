@@ -11,9 +11,7 @@ import Testing
 
     @Test("A flag a Pushwoosh rule decided: its rule, source, fetch time, expiry and next refresh")
     func matchedRuleFromPushwoosh() async throws {
-        let rig = try PushwooshRig.start {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start()
         defer { rig.stop() }
         let daemon = rig.daemon
         let session = try SocketSession(socketPath: daemon.socketPath)

@@ -99,9 +99,7 @@ import Testing
 
     @Test("Refreshes count by trigger, outcome and R11 status; the age of the flags served is reported")
     func refreshesCount() async throws {
-        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"])
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)

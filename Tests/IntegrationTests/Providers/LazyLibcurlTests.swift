@@ -28,9 +28,7 @@ import Testing
     @Test("A Pushwoosh daemon maps libcurl at its first request, not before")
     func pushwooshLoadsLibcurlAtTheFirstRequest() async throws {
         // Lifecycle=client starts in the background: nothing is sent until the app comes to the foreground.
-        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client"])
         defer { rig.stop() }
         let session = try SocketSession(socketPath: rig.daemon.socketPath)
         _ = try session.result("status")

@@ -29,9 +29,7 @@ import Testing
 
     @Test("R8a: Lifecycle=client starts in the background; setAppState foreground starts a session and a refresh")
     func r8aClientForegroundStartsSession() async throws {
-        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client"])
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
@@ -51,9 +49,7 @@ import Testing
 
     @Test("R8a: Lifecycle=client starts a new session after SessionTimeout in the background")
     func r8aClientLongBackground() async throws {
-        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "SessionTimeout": "300ms"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "SessionTimeout": "300ms"])
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)
@@ -72,9 +68,7 @@ import Testing
         let clock = ContinuousClock()
         // Taken before the start, so that a late wake-up of this test can only make the span look longer.
         let start = clock.now
-        let rig = try PushwooshRig.start(featureFlags: ["RefreshInterval": "400ms"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["RefreshInterval": "400ms"])
         defer { rig.stop() }
         let server = rig.server
         _ = try await server.waitForRequests(count: 4, timeout: .seconds(10))
@@ -84,9 +78,7 @@ import Testing
 
     @Test("R8b: with Lifecycle=client the interval does not run in the background")
     func r8bNoIntervalInBackground() async throws {
-        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "RefreshInterval": "300ms"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "RefreshInterval": "300ms"])
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)

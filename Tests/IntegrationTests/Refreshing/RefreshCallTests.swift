@@ -77,9 +77,7 @@ import Testing
 
     @Test("R12: DisableThrottle=yes sends a request for every refresh")
     func r12DisableThrottle() async throws {
-        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["DisableThrottle": "yes"])
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)

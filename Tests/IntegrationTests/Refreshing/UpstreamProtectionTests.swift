@@ -43,9 +43,7 @@ import UnixIO
         "A flood of setUserId, setAppState, refresh and pushRegistered from four connections sends about one request a second; the last user's flags arrive within a second"
     )
     func controlFloodIsBounded() async throws {
-        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "SessionTimeout": "10ms"]) {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        let rig = try PushwooshRig.start(featureFlags: ["Lifecycle": "client", "SessionTimeout": "10ms"])
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
         let session = try SocketSession(socketPath: daemon.socketPath)

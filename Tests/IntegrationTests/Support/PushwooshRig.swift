@@ -13,6 +13,11 @@ struct PushwooshRig {
     let server: FakePushwooshServer
     let daemon: DaemonProcess
 
+    /// What the server answers unless a test says otherwise: the checkout flag to every `getFeatureFlags`.
+    static func checkoutReplies(_ server: FakePushwooshServer) {
+        server.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
+    }
+
     /// Starts the server, lets `replies` set what it answers (by default the checkout flag to every
     /// `getFeatureFlags`) before the daemon's first request, then starts the daemon (see `Fixtures.daemon`).
     static func start(
@@ -20,9 +25,7 @@ struct PushwooshRig {
         pushwoosh: [String: String] = [:],
         applicationCode: String = "ABCDE-12345",
         directory: TemporaryDirectory? = nil,
-        replies: (FakePushwooshServer) -> Void = {
-            $0.setDefaultReply(.flags([Fixtures.checkout]), for: "getFeatureFlags")
-        }
+        replies: (FakePushwooshServer) -> Void = Self.checkoutReplies
     ) throws -> PushwooshRig {
         try start(
             daemon: {
@@ -42,9 +45,9 @@ struct PushwooshRig {
         return server
     }
 
-    /// Starts the server (or takes `server`), lets `replies` set what it answers, then starts the daemon
-    /// `makeDaemon` configures for it (a suite's own configuration); the server is stopped again if the daemon
-    /// does not start.
+    /// Starts the server (or takes `server`), lets `replies` set what it answers (`checkoutReplies`, say), then
+    /// starts the daemon `makeDaemon` configures for it (a suite's own configuration); the server is stopped again
+    /// if the daemon does not start.
     static func start(
         daemon makeDaemon: (FakePushwooshServer) throws -> DaemonProcess,
         server: FakePushwooshServer? = nil,

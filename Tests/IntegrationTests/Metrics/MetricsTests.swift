@@ -167,6 +167,8 @@ import Testing
         #expect(reads.allSatisfy { $0.hasSuffix("pwflagsd_change_propagation_seconds_count 0\n") })
         let families = try PrometheusParser.parse(try #require(reads.last), format: "prometheus")
         #expect(PrometheusParser.value("pwflagsd_requests_total", ["method": "get"], in: families) == 3)
+        // Every 200 ms a write may be under way (its temporary beside the file): stopped, the daemon leaves none.
+        daemon.stop()
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(leftovers == ["pwflagsd.prom"])
     }

@@ -16,4 +16,8 @@ static inline int pwflagsd_prctl_set_thread_name(const char *name) {
 static inline int pwflagsd_prctl_set_dumpable(int dumpable) {
     return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0UL, 0UL, 0UL);
 }
+
+static inline int pwflagsd_prctl_get_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+}
 #endif

@@ -1,4 +1,4 @@
-/// The fleet's timing (F1, F3): a device's phase, its slots, and the hold Pushwoosh's `Retry-After` asks for.
+/// The fleet's timing (F1): a device's phase and its slots (the hold of F3 is `RefreshBackoff`'s).
 extension RefreshPolicy {
     /// A stable phase in [0, 1) for a device id: FNV-1a over its bytes, so every device of a fleet gets its own
     /// and keeps it across restarts.
@@ -13,12 +13,6 @@ extension RefreshPolicy {
         hash = hash &* 0xff51_afd7_ed55_8ccd
         hash ^= hash >> 33
         return Double(hash >> 11) / Double(UInt64(1) << 53)
-    }
-
-    /// Until when Pushwoosh's `Retry-After` holds every request back (F3); nil when nothing holds them.
-    public func hold(now: Double) -> Double? {
-        guard let heldUntil, now < heldUntil else { return nil }
-        return heldUntil
     }
 
     /// The first of the device's slots at or after `time` (F1): `phase × spread` past a multiple of the spread.

@@ -17,40 +17,6 @@
 /// slot (at most `SessionStartDelay`); Pushwoosh's `Retry-After` holds every request back; retries use full
 /// jitter. Randomness comes in as parameters, so the fleet simulator and the tests drive this very type.
 public struct RefreshPolicy: Sendable, Equatable {
-    /// The configured durations (docs/configuration.md) in seconds, and the lifecycle.
-    public struct Settings: Sendable, Equatable {
-        public var cacheMaxAge: Double
-        public var refreshInterval: Double
-        public var sessionTimeout: Double
-        public var sessionMaxAge: Double
-        public var refreshThrottle: Double
-        public var disableThrottle: Bool
-        public var lifecycle: Lifecycle
-        public var retryBackoff: Double
-        /// The width of the slot grid interval refreshes land on (F1); at most `refreshInterval`, 0 for none.
-        public var refreshSpread: Double
-        /// The longest a session start with usable flags waits for its request (F2); 0 sends it at once.
-        public var sessionStartDelay: Double
-        /// The least time between the previous request and one a caller prompts (not a configuration key).
-        public var callerSpacing = RefreshPolicy.callerSpacing
-
-        public init(_ configuration: Configuration) {
-            cacheMaxAge = configuration.cacheMaxAge.seconds
-            refreshInterval = configuration.refreshInterval.seconds
-            sessionTimeout = configuration.sessionTimeout.seconds
-            sessionMaxAge = configuration.sessionMaxAge.seconds
-            refreshThrottle = configuration.refreshThrottle.seconds
-            disableThrottle = configuration.disableThrottle
-            lifecycle = configuration.lifecycle
-            retryBackoff = configuration.retryBackoff.seconds
-            refreshSpread = configuration.refreshSpread.seconds
-            sessionStartDelay = configuration.sessionStartDelay.seconds
-        }
-
-        /// The slot grid's width as applied: never wider than `refreshInterval`.
-        public var effectiveSpread: Double { max(0, min(refreshSpread, refreshInterval)) }
-    }
-
     /// Why an automatic refresh is due.
     public enum Trigger: String, Sendable, Equatable, CaseIterable {
         /// R8a: a session started.
@@ -109,12 +75,12 @@ public struct RefreshPolicy: Sendable, Equatable {
     public private(set) var lastRequestSentAt: Double?
     /// The last request sent while valid, complete flags were served: R10 counts requests sent, failed or not.
     private var lastThrottledRequestAt: Double?
+    /// The retries and Pushwoosh's hold: the arithmetic of what a request's outcome does to the timing.
+    private var backoff = RefreshBackoff()
     /// Automatic refreshes that failed in a row.
-    public private(set) var failures = 0
-    public private(set) var retryAt: Double?
-    /// The end of the current retry's backoff window: the next window starts here, so that a device sends at
-    /// most one retry per window however its draws fall.
-    private var retryWindowEnd: Double?
+    public var failures: Int { backoff.failures }
+    /// When the next retry goes (a failed automatic refresh, a partial response); nil when none is planned.
+    public var retryAt: Double? { backoff.retryAt }
     /// Triggers waiting for the next request.
     public var pending: Set<Trigger> { Self.triggers(pendingBits) }
     /// `pending` as bits (`Trigger.bit`): asked on every wake, so kept without hashing or allocating.
@@ -122,7 +88,7 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// A pending session start is not due before this (F2): the stored flags are served meanwhile.
     public private(set) var sessionStartDueAt: Double?
     /// Pushwoosh asked (429 or 5xx with `Retry-After`) that nothing be sent before this (F3).
-    public private(set) var heldUntil: Double?
+    public var heldUntil: Double? { backoff.heldUntil }
 
     public init(settings: Settings, phase: Double = 0) {
         self.settings = settings
@@ -170,9 +136,7 @@ public struct RefreshPolicy: Sendable, Equatable {
         fetchedAt = nil
         servesPartial = false
         lastCompleteAt = nil
-        failures = 0
-        retryAt = nil
-        retryWindowEnd = nil
+        backoff.forgetRetries()
         lastThrottledRequestAt = nil
         pendingBits |= Trigger.userChanged.bit
         if isForeground { startSession(now: now) } else { sessionStartedAt = nil }
@@ -195,13 +159,10 @@ public struct RefreshPolicy: Sendable, Equatable {
         sessionStartDueAt = nil
     }
 
-    /// A request finished. `automatic` failures are retried with windowed full jitter: the n-th retry goes at a
-    /// point drawn uniformly (`jitter` in [0, 1)) from its backoff window, `RetryBackoff × 2^(n−1)` wide and
-    /// capped at `RefreshInterval`, and each window starts where the previous one ended (or now, or when a hold
-    /// ends, whichever is later). A fleet's retries spread over each window as full jitter spreads them, and no
-    /// device retries twice in one window, so an outage of any length costs each device a bounded number of
-    /// requests. `retryAfter` is Pushwoosh's `Retry-After` in seconds, for a status that carries it: no request
-    /// of any trigger goes before it expires, capped at `CacheMaxAge` (F3).
+    /// A request finished. `automatic` failures are retried with windowed full jitter (`RefreshBackoff`: the n-th
+    /// retry at a point `jitter` in [0, 1) draws from its backoff window); `retryAfter` is Pushwoosh's
+    /// `Retry-After` in seconds, for a status that carries it: no request of any trigger goes before it expires,
+    /// capped at `CacheMaxAge` (F3).
     public mutating func requestFinished(
         _ outcome: Outcome, automatic: Bool, now: Double, jitter: Double, retryAfter: Double? = nil
     ) {
@@ -212,28 +173,14 @@ public struct RefreshPolicy: Sendable, Equatable {
             servesPartial = false
             lastCompleteAt = now
             lastCompleteSentAt = min(now, lastRequestSentAt ?? now)
-            failures = 0
-            retryAt = nil
-            retryWindowEnd = nil
-            heldUntil = nil
+            backoff.succeeded()
         case .partial:
             fetchedAt = now
             servesPartial = true
-            heldUntil = nil
             // R13: the complete response comes with the next refresh; ask again soon without counting a failure.
-            retryAt = now + settings.retryBackoff * draw
+            backoff.servedPartial(now: now, draw: draw, settings: settings)
         case .failed:
-            if let retryAfter, retryAfter.isFinite {
-                heldUntil = now + min(max(retryAfter, 0), settings.cacheMaxAge)
-            }
-            guard automatic else { return }
-            failures += 1
-            let exponent = Double(min(failures - 1, 30))
-            let backoff = min(
-                settings.retryBackoff * Self.power(2, exponent), max(settings.refreshInterval, settings.retryBackoff))
-            let windowStart = max(now, heldUntil ?? now, retryWindowEnd ?? now)
-            retryAt = windowStart + backoff * draw
-            retryWindowEnd = windowStart + backoff
+            backoff.failed(automatic: automatic, now: now, draw: draw, retryAfter: retryAfter, settings: settings)
         }
     }
 
@@ -241,10 +188,11 @@ public struct RefreshPolicy: Sendable, Equatable {
     /// was sent: no request of any trigger goes before `until`, capped at `CacheMaxAge` from now (F3). No flag
     /// request failed, so no retry is counted and no backoff window widens; what was due goes when the hold ends.
     public mutating func holdRequests(until: Double, now: Double) {
-        guard until.isFinite, until > now else { return }
-        let capped = min(until, now + settings.cacheMaxAge)
-        heldUntil = max(hold(now: now) ?? capped, capped)
+        backoff.hold(until: until, now: now, cacheMaxAge: settings.cacheMaxAge)
     }
+
+    /// Until when Pushwoosh's `Retry-After` holds every request back (F3); nil when nothing holds them.
+    public func hold(now: Double) -> Double? { backoff.hold(now: now) }
 
     /// Applies everything due at `now`: session expiry, cache expiry. Returns what the daemon must do.
     public mutating func due(now: Double) -> Due {
@@ -396,19 +344,5 @@ public struct RefreshPolicy: Sendable, Equatable {
         var set = Set<Trigger>(minimumCapacity: 2)
         for trigger in Trigger.allCases where bits & trigger.bit != 0 { set.insert(trigger) }
         return set
-    }
-
-    private static func power(_ base: Double, _ exponent: Double) -> Double {
-        var result = 1.0
-        for _ in 0..<Int(exponent) { result *= base }
-        return result
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    public var seconds: Double {
-        let (whole, fraction) = components
-        return Double(whole) + Double(fraction) / 1e18
     }
 }

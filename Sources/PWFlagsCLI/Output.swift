@@ -1,3 +1,4 @@
+import FlagsCore
 import UnixIO
 
 #if canImport(Glibc)
@@ -7,9 +8,9 @@ import UnixIO
 /// Writes to stdout and stderr unbuffered, so that `pwflags listen` lines reach a pipe as they happen.
 ///
 /// Keys, rule ids and property names come from a flag source that anyone with the socket, the local file or the
-/// Pushwoosh project can write: on a terminal, every control character in a line is shown escaped (`\x1B`,
-/// `\n`, `\u009B`), so no flag can retitle the window, clear the screen or forge a line. A pipe gets the exact
-/// text, and so does `--json` (`exact`), which JSON already escapes.
+/// Pushwoosh project can write: on a terminal, every control character in a line is shown escaped by
+/// `ControlEscaping`'s rule (`\x1B`, `\n`, `\u009B`), so no flag can retitle the window, clear the screen or
+/// forge a line. A pipe gets the exact text, and so does `--json` (`exact`), which JSON already escapes.
 enum Output {
     /// Whether stdout is a terminal, asked once.
     static let isTerminal = isatty(STDOUT_FILENO) == 1
@@ -18,33 +19,8 @@ enum Output {
         write((exact || !isTerminal ? text : escaped(text)) + "\n", to: STDOUT_FILENO)
     }
 
-    /// The text with every C0 control character, DEL and C1 control character written as an escape.
-    static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            guard isControl(scalar) else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            default:
-                let digits = String(scalar.value, radix: 16, uppercase: true)
-                result +=
-                    scalar.value < 0x80
-                    ? "\\x" + String(repeating: "0", count: 2 - digits.count) + digits
-                    : "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            }
-        }
-        return result
-    }
-
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-    }
+    /// The text as a terminal shows it: control characters as escapes (`ControlEscaping`, the log's rule too).
+    static func escaped(_ text: String) -> String { ControlEscaping.escaped(text) }
 
     static func error(_ text: String) {
         write("pwflags: " + (isErrorTerminal ? escaped(text) : text) + "\n", to: STDERR_FILENO)

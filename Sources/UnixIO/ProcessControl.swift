@@ -8,6 +8,11 @@ public enum ProcessControl {
         try syscall("prctl(PR_SET_DUMPABLE)") { pwflagsd_prctl_set_dumpable(dumpable ? 1 : 0) }
     }
 
+    /// Whether the process is dumpable (`PR_GET_DUMPABLE`): what `setDumpable` last set, or the kernel's default.
+    public static var isDumpable: Bool {
+        pwflagsd_prctl_get_dumpable() == 1
+    }
+
     /// Hands memory that malloc holds free back to the system (`malloc_trim`), after a large structure is freed,
     /// so that the process's size follows what it holds rather than its peak.
     public static func returnFreedMemory() {

@@ -63,13 +63,13 @@ public final class Logger: Sendable {
     }
 
     /// `<level>: message FIELD=value …`, one line; control characters in the message and the values (a newline,
-    /// a NUL, an escape sequence in a flag key) are written as escapes, so a line stays a line and a terminal
-    /// showing the log is sent no control sequence.
+    /// a NUL, an escape sequence in a flag key) are written as escapes by `ControlEscaping`'s rule, the CLI's on a
+    /// terminal too, so a line stays a line and a terminal showing the log is sent no control sequence.
     @Sendable static func writeToStandardError(level: LogLevel, message: String, fields: [(String, String)]) {
-        var line = "\(level.rawValue): \(message.replacingControls())"
+        var line = "\(level.rawValue): \(ControlEscaping.escaped(message))"
         for (name, value) in fields {
             let needsQuotes = value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" })
-            let escaped = value.replacingControls()
+            let escaped = ControlEscaping.escaped(value)
             line += " \(name)=" + (needsQuotes ? "\"\(escaped.replacingQuotes())\"" : escaped)
         }
         line += "\n"
@@ -80,27 +80,6 @@ public final class Logger: Sendable {
 }
 
 extension String {
-    fileprivate func replacingControls() -> String {
-        func isControl(_ scalar: Unicode.Scalar) -> Bool {
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
-        }
-        guard unicodeScalars.contains(where: isControl) else { return self }
-        var result = ""
-        for scalar in unicodeScalars {
-            guard isControl(scalar) else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            if scalar == "\n" || scalar == "\r" || scalar == "\u{2028}" || scalar == "\u{2029}" {
-                result += "\\n"
-                continue
-            }
-            let digits = String(scalar.value, radix: 16, uppercase: true)
-            result += "\\x" + String(repeating: "0", count: max(0, 2 - digits.count)) + digits
-        }
-        return result
-    }
-
     fileprivate func replacingQuotes() -> String {
         String(flatMap { $0 == "\"" ? ["\\", "\""] : [$0] })
     }

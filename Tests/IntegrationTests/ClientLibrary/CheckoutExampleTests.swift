@@ -1,0 +1,40 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The checkout example against a daemon on config/demo-flags.json; its output is quoted in docs/client-library.md.
+@Suite(.hangLimit) struct CheckoutExampleTests {
+    /// config/demo-flags.json.
+    static let demoFlags = Repository.path("config/demo-flags.json")
+
+    /// Runs the example to its end, within a minute (a hang fails the test): its status and what it printed.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let outcome = try Command.run(
+            DaemonProcess.executable("checkout-example"), arguments, check: false, timeout: .seconds(60))
+        return (outcome.status, outcome.stdout)
+    }
+
+    @Test("checkout-example shows the new checkout with the demo flags")
+    func showsTheNewCheckout() throws {
+        let daemon = try DaemonProcess(config: "[FeatureFlags]\nLocalFlagsFile=\(Self.demoFlags)\n")
+        defer { daemon.cleanUp() }
+        let (status, output) = try Self.run(["--socket", daemon.socketPath])
+        #expect(status == 0)
+        #expect(output == "new checkout: button green, at most 5 items\nsearch: v2\n")
+        // The impression was handed over before exit: the local source logs it.
+        #expect(daemon.log.contains("new_checkout"))
+    }
+
+    @Test("checkout-example falls back to the old checkout without a daemon")
+    func showsTheDefaultsWithoutADaemon() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (status, output) = try Self.run(["--socket", directory.file("none.sock")])
+        #expect(status == 0)
+        #expect(output.hasSuffix("old checkout\nsearch: v1\n"))
+    }
+}

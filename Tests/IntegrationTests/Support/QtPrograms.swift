@@ -1,8 +1,6 @@
-import FlagsCore
 import Foundation
 import Synchronization
 import TestSupport
-import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +14,7 @@ enum QtPrograms {
     /// docs/dbus.md's QtDBus client, `examples/dbus/flags-qt.cpp`.
     static func busClient() throws -> String {
         try build("flags-qt") { directory in
-            let source = ManPage.repositoryRoot.appendingPathComponent("examples/dbus/flags-qt.cpp").path
+            let source = Repository.path("examples/dbus/flags-qt.cpp")
             return "cd '\(directory)' && /usr/lib/qt5/bin/moc '\(source)' -o flags-qt.moc && "
                 + "g++ -std=c++17 -fPIC -Wall -Wextra -Werror -I. '\(source)' -o flags-qt "
                 + "$(pkg-config --cflags --libs Qt5DBus)"
@@ -43,20 +41,5 @@ enum QtPrograms {
         let program = directory.file(name)
         built.withLock { $0[name] = program }
         return program
-    }
-}
-
-/// libpwflags in a Qt program's event loop, as docs/c-library.md shows it: the client's descriptor watched by a
-/// QSocketNotifier, the listener called on the Qt thread.
-@Suite(.hangLimit) struct QtLibraryExampleTests {
-    @Test func aQtProgramHearsAChangeThroughItsEventLoop() throws {
-        let daemon = try DaemonProcess.serving([Fixtures.checkout, Fixtures.banner])
-        defer { daemon.cleanUp() }
-        let program = try RunningCommand(try QtPrograms.libraryExample(), [daemon.socketPath])
-        defer { program.stop() }
-        #expect(program.waitForLine(containing: "new_checkout 1"), "the first snapshot never reached the listener")
-        let disabled = Flag(key: "new_checkout", isEnabled: false, ruleId: "default")
-        try daemon.writeFlags([disabled, Fixtures.banner])
-        #expect(program.waitForLine(containing: "new_checkout 0"), "the change never reached the Qt loop")
     }
 }

@@ -178,7 +178,9 @@ import Testing
             let outcome = try Command.run(
                 "/usr/bin/unshare", ["--mount", "--", "/bin/sh", "-c", script, link.file(name)],
                 check: false, timeout: .seconds(20))
-            #expect(outcome.status == 2, "\(name): \(outcome)")
+            // Under a sanitizer the runtime's own exit check needs /proc too and turns the 2 into a 1.
+            let sanitized = ProcessInfo.processInfo.environment.keys.contains { $0.hasSuffix("SAN_OPTIONS") }
+            #expect(outcome.status == 2 || (sanitized && outcome.status == 1), "\(name): \(outcome)")
             #expect(outcome.stderr.contains("/proc is not mounted"), "\(name): \(outcome)")
         }
     }

@@ -1,3 +1,4 @@
+import Executors
 import FlagsCore
 import FlagsDaemon
 import FoundationEssentials
@@ -77,4 +78,9 @@ func writeStandardError(_ text: String) {
 if CLI.isInvokedAsCLI(CommandLine.arguments.first) {
     exit(CLI.run(Array(CommandLine.arguments.dropFirst())))
 }
-exit(await main())
+// The daemon's tasks run on threads of its own, never on libdispatch's, whose workqueue monitor would wake it
+// every second (docs/architecture.md, Threads). Installed before the first task starts, which is why this file
+// has no top-level `await`: the main task is started here, on the main actor, whose executor is the main thread.
+ProcessExecutors.install(name: "pwflagsd")
+Task { exit(await main()) }
+ProcessExecutors.runMainExecutor()

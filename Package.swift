@@ -137,6 +137,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
         .testTarget(
+            name: "ExecutorsTests", dependencies: ["Executors", "UnixIO", "TestSupport"], swiftSettings: strict),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "TestSupport", "FeatureFlags", "FeatureFlagsCompat", "FlagsCore", "FlagsProtocol", "UnixIO", "pwflagsd",

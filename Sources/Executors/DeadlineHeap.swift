@@ -1,13 +1,13 @@
 /// The scheduled jobs, earliest first: a binary min-heap on each job's estimated time on the boot clock
-/// (`Deadline.bootEstimate`), jobs of the same estimate in the order they were scheduled.
-struct DeadlineHeap {
+/// (`Deadline.bootEstimate`), jobs of the same estimate in the order they were scheduled. Generic for its tests.
+struct DeadlineHeap<Job> {
     struct Entry {
         /// The boot clock's reading at which the job is due, as estimated when it was (re)inserted.
         var estimate: Int64
         /// Scheduling order, which breaks ties.
         var sequence: UInt64
         var deadline: Deadline
-        var job: UnownedJob
+        var job: Job
     }
 
     private var entries: [Entry] = []
@@ -20,7 +20,7 @@ struct DeadlineHeap {
     var first: Entry? { entries.first }
 
     /// Adds `job`, due at `deadline`.
-    mutating func insert(_ job: UnownedJob, at deadline: Deadline) {
+    mutating func insert(_ job: Job, at deadline: Deadline) {
         insert(Entry(estimate: deadline.bootEstimate, sequence: nextSequence, deadline: deadline, job: job))
         nextSequence &+= 1
     }

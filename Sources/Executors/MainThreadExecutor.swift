@@ -16,7 +16,7 @@ final class MainThreadExecutor: MainExecutor, @unchecked Sendable {
     private let monitor = Monitor(State())
 
     private struct State {
-        var ready = JobQueue()
+        var ready = JobQueue<UnownedJob>()
         /// The thread in `run()`, while one is.
         var runner: pthread_t?
         var stopRequested = false

@@ -36,10 +36,11 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
     private let timer: BootTimer
 
     private struct State {
-        var ready = JobQueue()
-        var scheduled = DeadlineHeap()
-        /// Workers started and not ended.
+        var ready = JobQueue<UnownedJob>()
+        var scheduled = DeadlineHeap<UnownedJob>()
+        /// Workers started and not ended, and those of them not yet at the queue (each comes for a job).
         var workers = 0
+        var starting = 0
         /// Workers waiting on the condition variable, and how many of them were signalled and have not woken yet.
         var sleepers = 0
         var signalled = 0
@@ -104,6 +105,7 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
             // with no worker at all, one starts for it.
             guard state.workers == 0 else { return 0 }
             state.workers += 1
+            state.starting += 1
             return 1
         }
         startWorkers(starts)
@@ -133,13 +135,15 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
     }
 
     /// Makes sure a thread comes for each queued job, for jobs enqueued from outside the pool: the jobs a worker
-    /// enqueued are its own. Counted as coming are the signalled sleepers, a poked keeper and the sleepers and
-    /// workers this wakes. Wakes sleepers first, then the keeper (which leaves the timer unwatched until a worker
+    /// enqueued are its own. Counted as coming are the signalled sleepers, a poked keeper, the sleepers and
+    /// workers this wakes or starts, and workers started earlier that have not looked at the queue yet. Wakes
+    /// sleepers first, then the keeper (which leaves the timer unwatched until a worker
     /// is idle again), then counts workers to start.
     private func wakeWorkers(_ state: inout State, enqueuedByWorker: Bool) -> Wakes {
         var wakes = Wakes()
         guard !enqueuedByWorker else { return wakes }
-        while state.ready.count > state.signalled + wakes.signals + (state.keeperPoked ? 1 : 0) + wakes.starts {
+        let coming = state.signalled + state.starting + (state.keeperPoked ? 1 : 0)
+        while state.ready.count > coming + wakes.signals + wakes.starts {
             if state.sleepers > state.signalled + wakes.signals {
                 wakes.signals += 1
             } else if state.keeper, !state.keeperPoked {
@@ -152,6 +156,7 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
             }
         }
         state.signalled += wakes.signals
+        state.starting += wakes.starts
         return wakes
     }
 
@@ -197,6 +202,7 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
             // Out of threads (EAGAIN): the others take the job; with none at all nothing ever runs again.
             let none = monitor.withLock { state in
                 state.workers -= 1
+                state.starting -= 1
                 return state.workers == 0
             }
             if none { fatalError("\(threadName): cannot start a worker thread") }
@@ -211,6 +217,7 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
 
     private func work() {
         pthread_setspecific(Self.workerKey, Unmanaged.passUnretained(self).toOpaque())
+        monitor.withLock { $0.starting -= 1 }
         let executor = asUnownedTaskExecutor()
         while true {
             switch next() {

@@ -9,7 +9,7 @@ import UnixIO
 ///
 /// Its thread blocks in `wait()`; other threads arm it meanwhile (`timerfd_settime` on a timer a read is
 /// blocked on changes when that read returns). Disarmed, a read blocks for good: an idle pool's timer thread is
-/// never woken. A handle like a descriptor; the pool keeps it for the process's life.
+/// never woken. A handle like a descriptor: `close()` ends it.
 struct BootTimer: Sendable {
     let descriptor: Int32
 
@@ -42,6 +42,11 @@ struct BootTimer: Sendable {
             // make its thread spin.
             fatalError("the executor's timer: \(error)")
         }
+    }
+
+    /// Closes the timer's descriptor.
+    func close() {
+        _ = Glibc.close(descriptor)
     }
 
     private func set(_ spec: itimerspec) {

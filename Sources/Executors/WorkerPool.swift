@@ -111,8 +111,13 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
         startWorkers(starts)
     }
 
+    /// Closes the timer. Only a pool that was shut down gets here: its threads hold it until they end.
+    deinit {
+        timer.close()
+    }
+
     /// Ends the pool's threads once the queue is empty (tests; the daemon's pool lives as long as the process).
-    /// Scheduled jobs never run. The timer's descriptor stays open.
+    /// Scheduled jobs never run.
     func shutDown() {
         monitor.withLock { state in
             state.shuttingDown = true

@@ -20,6 +20,11 @@ struct MainThreadExecutorTests {
         func run(_ body: @Sendable () -> Void) { body() }
     }
 
+    @Test("A test process keeps the platform's executors: only pwflagsd's main.swift installs these")
+    func notInstalledHere() {
+        #expect(!ProcessExecutors.areInstalled)
+    }
+
     @Test("Its jobs run on the thread in run(), which returns at stop()")
     func jobsRunOnTheRunningThread() async throws {
         let executor = MainThreadExecutor()

@@ -42,6 +42,10 @@ let package = Package(
         // (Locked, a pthread mutex ThreadSanitizer sees). Not the only unsafe code: docs/architecture.md lists the
         // files elsewhere that use unsafe pointers or call libc themselves.
         .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
+        // The daemon's own executors (the main thread's and a small pool of pthreads) in place of libdispatch's,
+        // installed by pwflagsd's main.swift only: an idle daemon then wakes no thread (docs/performance.md, Idle
+        // wakeups). Uses Swift 6.3's ExecutorFactory SPI (docs/decisions.md).
+        .target(name: "Executors", dependencies: ["UnixIO", "CLinux"], swiftSettings: strict),
         // OpenFeature's remote evaluation protocol (docs/openfeature.md): the HTTP/1.1 subset it needs and the
         // mapping of flags to OFREP evaluations. Pure: bytes in, bytes out; the daemon's listener does the I/O.
         .target(name: "OFREP", dependencies: ["FlagsCore"], swiftSettings: strict),
@@ -61,7 +65,8 @@ let package = Package(
             swiftSettings: strict),
         // One binary for the device: pwflagsd, and the CLI when started under the name `pwflags`.
         .executableTarget(
-            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI", "UnixIO"], swiftSettings: strict),
+            name: "pwflagsd", dependencies: ["FlagsDaemon", "FlagsCore", "PWFlagsCLI", "UnixIO", "Executors"],
+            swiftSettings: strict),
         .executableTarget(name: "pwflags", dependencies: ["PWFlagsCLI"], swiftSettings: strict),
         // The benchmark (docs/performance.md): pwflagsd against the machine's floor, in one run.
         .executableTarget(
@@ -131,6 +136,8 @@ let package = Package(
             name: "FleetSimulationTests", dependencies: ["FleetSimulation", "FlagsCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(name: "UnixIOTests", dependencies: ["UnixIO", "CLinux", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ExecutorsTests", dependencies: ["Executors", "UnixIO", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [

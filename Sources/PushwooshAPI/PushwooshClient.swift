@@ -1,4 +1,3 @@
-import Dispatch
 public import FoundationEssentials
 import UnixIO
 
@@ -72,8 +71,10 @@ public final class PushwooshClient: Sendable {
 
     /// Performs `request` and returns the body of an HTTP 200 reply.
     ///
-    /// The exchange runs on a thread of its own, never one of the cooperative pool; cancelling the calling task
-    /// (a reload, the daemon's stop) ends it at once.
+    /// The exchange runs on a thread of its own (`pwflagsd-curl`, ended with the exchange), never one of the
+    /// task executor's, nor one of libdispatch's: a global queue would start libdispatch's workqueue monitor, a
+    /// timer that wakes the daemon every second from then on (docs/performance.md, Idle wakeups). Cancelling the
+    /// calling task (a reload, the daemon's stop) ends it at once.
     public func send(_ request: PushwooshRequest) async -> Result<[UInt8], PushwooshError> {
         // Read once: an exchange keeps the timeout it started with.
         let exchangeRequest = CurlExchange.Request(
@@ -89,9 +90,12 @@ public final class PushwooshClient: Sendable {
         let limit = maximumReplyBytes
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ExchangeOutcome, Never>) in
-                DispatchQueue.global().async {
+                let started = DetachedThread.start(name: "pwflagsd-curl") {
                     let exchange = CurlExchange(channel: channel, limit: limit, cancellation: cancellation)
                     continuation.resume(returning: exchange.perform(exchangeRequest))
+                }
+                if !started {
+                    continuation.resume(returning: .failure(.notSent("cannot start a thread for the request")))
                 }
             }
         } onCancel: {

@@ -1,3 +1,4 @@
+import Executors
 import FlagsCore
 import FlagsDaemon
 import FoundationEssentials
@@ -85,4 +86,15 @@ if CommandLine.arguments.isEmpty {
 if CLI.isInvokedAsCLI(CommandLine.arguments.first) {
     exit(CLI.run(Array(CommandLine.arguments.dropFirst())))
 }
-exit(await main())
+// The daemon's tasks run on threads of its own, never on libdispatch's, whose workqueue monitor would wake it
+// every second (docs/architecture.md, Threads). Installed before the first task starts, which is why this file
+// has no top-level `await`: the main task is started here, on the main actor, whose executor is the main thread.
+// Signals blocked by whoever started the daemon (a parent that spawned it from a thread blocking them) are let
+// through: every thread inherits this mask, and the signals the daemon handles (SIGTERM, SIGHUP) must reach one.
+// libdispatch's main thread used to wait in sigsuspend with all of them open; the main executor's does not.
+var noSignals = sigset_t()
+sigemptyset(&noSignals)
+sigprocmask(SIG_SETMASK, &noSignals, nil)
+ProcessExecutors.install(name: "pwflagsd")
+Task { exit(await main()) }
+ProcessExecutors.runMainExecutor()

@@ -21,8 +21,8 @@ struct SystemClock: DaemonClock {
 
     func wallNow() -> Double { Date().timeIntervalSince1970 }
 
-    /// `Task.sleep` runs on ContinuousClock, which on Linux is CLOCK_BOOTTIME (libdispatch arms its timer on
-    /// that clock), so a sleep ends on time across a suspend.
+    /// `Task.sleep` runs on ContinuousClock, which on Linux is CLOCK_BOOTTIME (the daemon's executor arms its
+    /// timerfd on that clock), so a sleep ends on time across a suspend.
     func sleep(until deadline: Double) async {
         try? await Task.sleep(for: .seconds(max(0, deadline - bootNow())))
     }

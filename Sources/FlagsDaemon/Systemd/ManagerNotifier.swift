@@ -1,4 +1,3 @@
-import Dispatch
 import UnixIO
 
 #if canImport(Glibc)
@@ -15,9 +14,13 @@ import UnixIO
 final class ManagerNotifier: Sendable {
     /// The socket address, as `sockaddr_un` bytes and their length; nil when `$NOTIFY_SOCKET` is unset or unusable.
     private let address: (bytes: [UInt8], length: socklen_t)?
-    /// Messages the manager has not taken yet, oldest first.
-    private let backlog = Locked([Message]())
-    private let worker = DispatchQueue(label: "pwflagsd.sd-notify")
+    /// Messages the manager has not taken yet, oldest first, and whether a thread is delivering them.
+    private let backlog = Locked(Backlog())
+
+    private struct Backlog {
+        var messages: [Message] = []
+        var draining = false
+    }
 
     private struct Message {
         var bytes: [UInt8]
@@ -38,28 +41,35 @@ final class ManagerNotifier: Sendable {
         let changesState = ["READY=1", "RELOADING=1", "STOPPING=1"].contains { state.contains($0) }
         let message = Message(bytes: Array(state.utf8), changesState: changesState)
         let startWorker = backlog.withLock { backlog -> Bool in
-            if backlog.isEmpty {
+            if backlog.messages.isEmpty {
                 switch deliver(message.bytes, blocking: false) {
                 case .sent, .failed: return false
                 case .full: break
                 }
-            } else if !changesState, backlog.count >= Self.backlogLimit {
+            } else if !changesState, backlog.messages.count >= Self.backlogLimit {
                 return false
             }
-            backlog.append(message)
-            return backlog.count == 1
+            backlog.messages.append(message)
+            defer { backlog.draining = true }
+            return !backlog.draining
         }
-        if startWorker { worker.async { self.drain() } }
+        // A thread of its own while the backlog lasts, not a Dispatch queue: libdispatch's worker threads start
+        // its workqueue monitor, which then wakes the daemon every second (docs/performance.md, Idle wakeups).
+        if startWorker, !DetachedThread.start(name: "pwflagsd-notify", { self.drain() }) {
+            // No thread to be had now: the next message tries again, and the backlog waits for it.
+            backlog.withLock { $0.draining = false }
+        }
     }
 
     /// Delivers the backlog in order with blocking sends, on the worker, until it is empty.
     private func drain() {
-        while let next = backlog.withLock({ $0.first }) {
+        while let next = backlog.withLock({ $0.messages.first }) {
             _ = deliver(next.bytes, blocking: true)
             // Removed only after it went out, so that `send` keeps queueing behind it meanwhile.
             let empty = backlog.withLock { backlog in
-                backlog.removeFirst()
-                return backlog.isEmpty
+                backlog.messages.removeFirst()
+                backlog.draining = !backlog.messages.isEmpty
+                return !backlog.draining
             }
             if empty { return }
         }

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// When a scheduled job may run: nanoseconds on one of the two kernel clocks Swift's clocks read on Linux.
+struct Deadline: Equatable, Sendable {
+    /// The kernel clock a deadline is counted on.
+    enum Clock: Equatable, Sendable {
+        /// `CLOCK_BOOTTIME`, which `ContinuousClock` reads: it keeps counting while the machine is suspended.
+        case boot
+        /// `CLOCK_MONOTONIC`, which `SuspendingClock` reads: it stops while the machine is suspended.
+        case monotonic
+
+        /// Nanoseconds on this clock now.
+        var now: Int64 {
+            var spec = timespec()
+            clock_gettime(self == .boot ? CLOCK_BOOTTIME : CLOCK_MONOTONIC, &spec)
+            return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+        }
+    }
+
+    var clock: Clock
+    var nanoseconds: Int64
+
+    /// The deadline `instant` of `clock` stands for. `ContinuousClock` and `SuspendingClock` instants are read
+    /// exactly (their value is the kernel clock's reading); for any other clock whose durations are `Duration`s,
+    /// its distance from that clock's `now` is counted from now on the boot clock. Nil for a clock with a
+    /// duration type of its own, which no code can convert.
+    init?<C: _Concurrency.Clock>(_ instant: C.Instant, of clock: C) {
+        if let instant = instant as? ContinuousClock.Instant {
+            self.init(clock: .boot, nanoseconds: Self.nanoseconds(ContinuousClock().systemEpoch.duration(to: instant)))
+        } else if let instant = instant as? SuspendingClock.Instant {
+            self.init(
+                clock: .monotonic, nanoseconds: Self.nanoseconds(SuspendingClock().systemEpoch.duration(to: instant)))
+        } else if let delay = clock.now.duration(to: instant) as? Duration {
+            let now = Clock.boot.now
+            let (sum, overflow) = now.addingReportingOverflow(Self.nanoseconds(delay))
+            self.init(clock: .boot, nanoseconds: overflow ? Int64.max : sum)
+        } else {
+            return nil
+        }
+    }
+
+    init(clock: Clock, nanoseconds: Int64) {
+        self.clock = clock
+        self.nanoseconds = nanoseconds
+    }
+
+    /// Whether the deadline has come.
+    var hasPassed: Bool { clock.now >= nanoseconds }
+
+    /// The boot clock's reading at which the deadline comes if the machine is not suspended before: the
+    /// deadline itself on the boot clock; on the monotonic clock, its distance from now added to the boot
+    /// clock's now. A suspension makes the boot clock run ahead, so that such an estimate comes early, never
+    /// late: the pool then finds the deadline not yet passed and estimates again.
+    var bootEstimate: Int64 {
+        guard clock == .monotonic else { return nanoseconds }
+        let (sum, overflow) = Clock.boot.now.addingReportingOverflow(nanoseconds &- Clock.monotonic.now)
+        return overflow ? Int64.max : sum
+    }
+
+    /// `duration` in whole nanoseconds, saturated to what an `Int64` holds.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? Int64.min : Int64.max }
+        let (sum, overflowed) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowed ? (seconds < 0 ? Int64.min : Int64.max) : sum
+    }
+}

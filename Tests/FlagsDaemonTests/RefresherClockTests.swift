@@ -50,6 +50,16 @@ import Testing
 
         var served: Bool { store.current.flags["new_checkout"] != nil }
 
+        /// R15 at the boundary: `seconds` from now less one the flags still serve; at `seconds` they are gone.
+        func expectServed(forAnother seconds: Double) async {
+            clock.advance(by: seconds - 1)
+            await refresher.tick()
+            #expect(served, "gone a second before their end")
+            clock.advance(by: 1)
+            await refresher.tick()
+            #expect(!served, "still served at their end")
+        }
+
         /// The cache file as the daemon wrote it.
         var cache: JSONValue? {
             FileManager.default.contents(atPath: directory.file(FlagCache.file)).flatMap {
@@ -100,12 +110,7 @@ import Testing
         #expect(rig.fetcher.fetches.count == 3)
         // With the server gone, the flags last CacheMaxAge of real time from the last fetch, not 2 h more.
         rig.fetcher.answer(.failure(.httpStatus(503)))
-        rig.clock.advance(by: 3 * Self.hour - 1)
-        await rig.refresher.tick()
-        #expect(rig.served)
-        rig.clock.advance(by: 1)
-        await rig.refresher.tick()
-        #expect(!rig.served)
+        await rig.expectServed(forAnother: 3 * Self.hour)
         #expect(rig.cache == nil)
     }
 
@@ -193,12 +198,7 @@ import Testing
         rig.fetcher.answer(.failure(.noReply("no network yet")))
         await rig.refresher.start()
         #expect(rig.served)
-        rig.clock.advance(by: 2 * Self.hour - 1)
-        await rig.refresher.tick()
-        #expect(rig.served)
-        rig.clock.advance(by: 1)
-        await rig.refresher.tick()
-        #expect(!rig.served)
+        await rig.expectServed(forAnother: 2 * Self.hour)
     }
 
     /// A device booted at 1970 (no real-time clock) with a cache fetched in another boot at wall time

@@ -17,12 +17,9 @@ import Testing
         }
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
-        let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
         // A refresh from another connection now hangs on the server.
-        let refresher = try RawClient(socketPath: daemon.socketPath)
-        try refresher.send(line: #"{"id":1,"method":"refresh"}"#)
-        _ = try await server.waitForRequests(count: 2)
+        let (session, refresher, _) = try await Fixtures.refreshHeld(on: daemon, by: server)
+        defer { withExtendedLifetime(refresher) {} }
         try Self.expectAnswersAtOnce(on: session) { flag in
             #expect(flag?["enabled"]?.boolValue == true)
             let missing = try session.get("unknown")

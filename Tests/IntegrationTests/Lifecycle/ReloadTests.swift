@@ -97,11 +97,7 @@ import Testing
             })
         defer { rig.stop() }
         let (server, daemon) = (rig.server, rig.daemon)
-        let session = try SocketSession(socketPath: daemon.socketPath)
-        #expect(try await Fixtures.waitForFlag("new_checkout", on: session))
-        let refresher = try RawClient(socketPath: daemon.socketPath)
-        try refresher.send(line: #"{"id":1,"method":"refresh"}"#)
-        let held = try await server.waitForRequests(count: 2)
+        let (session, refresher, held) = try await Fixtures.refreshHeld(on: daemon, by: server)
         #expect(held[1].requestObject?["application"] == "AAAAA-11111")
 
         try Self.edit(daemon, replacing: "AAAAA-11111", with: "BBBBB-22222")

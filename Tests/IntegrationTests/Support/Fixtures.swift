@@ -1,6 +1,7 @@
 import FlagsCore
 import Foundation
 import TestSupport
+import Testing
 
 /// Flags and daemons the integration suites share.
 enum Fixtures {
@@ -43,6 +44,20 @@ enum Fixtures {
         -> Bool
     {
         try await Eventually.wait(timeout: timeout) { try session.get(key)?.isNull == false }
+    }
+
+    /// A refresh the fake server holds: a session that has read new_checkout, then a `refresh` sent on a second
+    /// connection (`refresher`, kept open by the caller for its answer) once it reached the server as its second
+    /// request (`requests`).
+    static func refreshHeld(on daemon: DaemonProcess, by server: FakePushwooshServer) async throws
+        -> (session: SocketSession, refresher: RawClient, requests: [RecordedRequest])
+    {
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        #expect(try await waitForFlag("new_checkout", on: session))
+        let refresher = try RawClient(socketPath: daemon.socketPath)
+        try refresher.send(line: #"{"id":1,"method":"refresh"}"#)
+        let requests = try await server.waitForRequests(count: 2)
+        return (session, refresher, requests)
     }
 
     // MARK: The local-file suites: the flags of config/demo-flags.json

@@ -264,25 +264,27 @@ import Testing
         )
     }
 
-    @Test func problemsBetweenKeysAreReportedInLineOrderWithTheOthers() {
-        var parser = ConfigurationParser()
-        parser.parse(text: "[OFREP]\nListenAddress=127.0.0.1:8016\n[Daemon]\nLogLevel=loud\n", file: "main.conf")
-        #expect(
-            parser.finish().problems == [
+    /// Problems between keys come in line order with the others, and the problems of several files are all kept.
+    @Test(arguments: [
+        (
+            [("main.conf", "[OFREP]\nListenAddress=127.0.0.1:8016\n[Daemon]\nLogLevel=loud\n")],
+            [
                 "main.conf:2: ListenAddress is a TCP address: set TokenFile too",
                 "main.conf:4: invalid log level 'loud' for LogLevel (expected debug, info, notice, warning or err)",
-            ])
-    }
-
-    @Test func problemsFromSeveralFilesAreAllKept() {
-        var parser = ConfigurationParser()
-        parser.parse(text: "[Daemon]\nLogLevel=loud\n", file: "main.conf")
-        parser.parse(text: "[Nope]\n", file: "main.conf.d/a.conf")
-        #expect(
-            parser.finish().problems == [
+            ]
+        ),
+        (
+            [("main.conf", "[Daemon]\nLogLevel=loud\n"), ("main.conf.d/a.conf", "[Nope]\n")],
+            [
                 "main.conf:2: invalid log level 'loud' for LogLevel (expected debug, info, notice, warning or err)",
                 "main.conf.d/a.conf:1: unknown section [Nope]",
-            ])
+            ]
+        ),
+    ])
+    func problemsAreReportedInOrder(files: [(name: String, text: String)], expected: [String]) {
+        var parser = ConfigurationParser()
+        for file in files { parser.parse(text: file.text, file: file.name) }
+        #expect(parser.finish().problems == expected)
     }
 
     @Test func backslashContinuesTheLine() {

@@ -28,6 +28,11 @@ struct AddressMoveTests {
         return try TLSTestServer.start(settings, certificate: certificate)
     }
 
+    /// A TLS server answering every request with a 503 in Pushwoosh's envelope whose `base_url` is `target`.
+    func movingServer(to target: URL) throws -> TLSTestServer {
+        try server(status: 503, body: #"{"status_code":503,"status_message":"Moved","base_url":"\#(target)"}"#)
+    }
+
     /// A daemon whose default address goes to `defaultServer`, with `kept` in its state directory's `base-url`.
     func daemon(
         defaultServer: TLSTestServer, serverURL: String? = nil, kept: String? = nil, cacheMaxAge: String = "1h"
@@ -62,8 +67,7 @@ struct AddressMoveTests {
     @Test func aFailedReplyInPushwooshsEnvelopeMovesTheDaemon() throws {
         let moved = try server()
         defer { moved.stop() }
-        let envelope = #"{"status_code":503,"status_message":"Moved","base_url":"\#(moved.base())"}"#
-        let home = try server(status: 503, body: envelope)
+        let home = try movingServer(to: moved.base())
         defer { home.stop() }
         let daemon = try daemon(defaultServer: home)
         defer { daemon.cleanUp() }
@@ -107,8 +111,7 @@ struct AddressMoveTests {
     @Test func serverURLIgnoresEveryMove() throws {
         let elsewhere = try server()
         defer { elsewhere.stop() }
-        let envelope = #"{"status_code":503,"status_message":"Moved","base_url":"\#(elsewhere.base())"}"#
-        let configured = try server(status: 503, body: envelope)
+        let configured = try movingServer(to: elsewhere.base())
         defer { configured.stop() }
         let home = try server()
         defer { home.stop() }
@@ -123,8 +126,7 @@ struct AddressMoveTests {
     @Test func anHTTPBaseURLIsNotFollowed() throws {
         let plain = try TLSTestServer.start()
         defer { plain.stop() }
-        let envelope = #"{"status_code":503,"status_message":"Moved","base_url":"\#(plain.base(tls: false))"}"#
-        let home = try server(status: 503, body: envelope)
+        let home = try movingServer(to: plain.base(tls: false))
         defer { home.stop() }
         let daemon = try daemon(defaultServer: home)
         defer { daemon.cleanUp() }

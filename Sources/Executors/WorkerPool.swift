@@ -258,9 +258,10 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
     }
 
     /// The keeper's wait ended: the timer expired or it was poked. Moves the jobs whose time has come to the
-    /// queue (the keeper runs the first), and arms the timer for the next.
+    /// queue and arms the timer for the next. The keeper runs them itself, one after another (one thread per
+    /// event): it wakes nobody.
     private func timerExpired() {
-        let wakes = monitor.withLock { state in
+        monitor.withLock { state in
             state.keeper = false
             state.keeperPoked = false
             state.timerArmedAt = nil
@@ -275,8 +276,6 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
                 }
             }
             armForFirst(&state)
-            return wakeWorkers(&state, enqueuedByWorker: true)
         }
-        wake(wakes)
     }
 }

@@ -29,7 +29,7 @@ final class BusServer: Service {
         let loop = self.loop
         let work = self.work
         await withTaskCancellationHandler {
-            await withTaskGroup(of: Void.self) { group in
+            await withDiscardingTaskGroup { group in
                 group.addTask {
                     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                         DetachedThread.start(name: "pwflagsd-bus") {

@@ -39,7 +39,7 @@ final class SocketServer: Service {
         let loop = engine.handler
         let workSink = self.workSink
         await withTaskCancellationHandler {
-            await withTaskGroup(of: Void.self) { group in
+            await withDiscardingTaskGroup { group in
                 group.addTask {
                     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                         DetachedThread.start(name: "pwflagsd-socket") {

@@ -52,6 +52,8 @@ actor Refresher {
     var wallOffset: Double
     /// Ends the loop's sleep when a call changed what the policy waits for.
     private let wakes = WakeSignal()
+    /// Rings `wakes` at the policy's next wake; a wake before it leaves its sleep alone (`Alarm` says why).
+    private let alarm: Alarm
 
     /// The status fields, readable without waiting on the actor (the feed publishes them).
     nonisolated let status: Locked<RefresherStatus>
@@ -77,6 +79,7 @@ actor Refresher {
         self.stateDirectory = stateDirectory
         self.defaultUserId = configuration.userID ?? hwid
         self.clock = clock
+        self.alarm = Alarm(clock: clock, rings: wakes)
         self.wallOffset = clock.wallNow() - clock.bootNow()
         self.jitter = jitter
         self.logger = logger
@@ -131,12 +134,17 @@ actor Refresher {
 
     /// Runs the automatic refreshes until cancelled: look at the policy, sleep until its next wake, again.
     func run() async {
-        while !Task.isCancelled {
-            // A call that changes the policy during the tick is seen by the tick or by the deadline after it.
-            wakes.clear()
-            await tick()
-            guard !Task.isCancelled else { break }
-            await sleep(until: policy.nextWake(now: clock.bootNow()))
+        let alarm = self.alarm
+        await withDiscardingTaskGroup { group in
+            group.addTask { await alarm.run() }
+            while !Task.isCancelled {
+                // A call that changes the policy during the tick is seen by the tick or by the deadline after it.
+                wakes.clear()
+                await tick()
+                guard !Task.isCancelled else { break }
+                await sleep(until: policy.nextWake(now: clock.bootNow()))
+            }
+            group.cancelAll()
         }
     }
 
@@ -161,24 +169,15 @@ actor Refresher {
         _ = await fetch(automatic: true, trigger: due.refresh.map(\.rawValue).sorted().joined(separator: "+"))
     }
 
-    /// One sleep on the boot clock until `deadline`, ended early by a wake signal or by cancellation.
+    /// One wait until `deadline` on the boot clock (the alarm's), ended early by a wake signal or by cancellation.
     ///
     /// A resume also reaches `wallClockChanged`, which wakes the loop at once. Waking at least once a minute
     /// while a deadline is ahead only bounds the damage should the sleep's clock and the boot clock ever differ;
     /// it is not a clock poll (no wall clock is read). With no deadline (the local file, a source that cannot
     /// fetch) only a wake signal or cancellation ends the wait: an idle daemon sets no timer at all.
     private func sleep(until deadline: Double?) async {
-        let clock = self.clock
-        let wakes = self.wakes
-        guard let deadline else { return await wakes.wait() }
-        let until = min(deadline, clock.bootNow() + 60)
-        // Structured: both waits end with this call, and cancelling `run()` cancels them.
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await clock.sleep(until: until) }
-            group.addTask { await wakes.wait() }
-            await group.next()
-            group.cancelAll()
-        }
+        alarm.set(deadline.map { min($0, clock.bootNow() + 60) })
+        await wakes.wait()
     }
 
     /// Ends the current sleep so that the loop looks at the policy again.

@@ -98,7 +98,7 @@ let package = Package(
 
         // What the bench, the soak and the tests share: the real daemon started and stopped, the fake Pushwoosh
         // server, socket clients, measuring and reporting. A library of the package, never a product.
-        .target(name: "PWFlagsTestKit", dependencies: ["FlagsCore", "UnixIO"], swiftSettings: strict),
+        .target(name: "PWFlagsTestKit", dependencies: ["FlagsCore", "UnixIO", "CSystemd"], swiftSettings: strict),
         // Test-only helpers (fuzzing, CLI runs, system users, tmpfs); re-exports PWFlagsTestKit.
         .target(
             name: "TestSupport",

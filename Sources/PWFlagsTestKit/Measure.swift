@@ -29,6 +29,30 @@ public enum Measure {
         return (field("VmRSS"), field("RssAnon"))
     }
 
+    /// `RssAnon` of a process in KiB; nil when it is gone.
+    public static func anonymousKiB(pid: Int32) -> Int? {
+        let anon = memory(of: pid).anon
+        return anon.isNaN ? nil : Int(anon)
+    }
+
+    /// `RssAnon` once the process is done with what it was sent: its descriptors back to `descriptors` (the
+    /// connections of clients that hung up are closed) and two readings 50 ms apart alike, or `timeout` passed;
+    /// nil when it is gone.
+    public static func settledAnonymousKiB(pid: Int32, descriptors: Int? = nil, timeout: Duration = .seconds(5))
+        -> Int?
+    {
+        let deadline = ContinuousClock.now + timeout
+        var last = anonymousKiB(pid: pid)
+        while ContinuousClock.now < deadline {
+            usleep(50_000)
+            let now = anonymousKiB(pid: pid)
+            let closed = descriptors.map { (openDescriptors(of: pid) ?? 0) <= $0 } ?? true
+            if now == last, closed { return now }
+            last = now
+        }
+        return last
+    }
+
     /// The number of open file descriptors of a process (the entries of `/proc/PID/fd`); nil when unreadable.
     public static func openDescriptors(of pid: Int32) -> Int? {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count

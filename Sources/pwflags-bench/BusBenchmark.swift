@@ -69,44 +69,6 @@ enum BusBenchmark {
     }
 }
 
-/// A `dbus-daemon` for the bench alone, with a session bus's policy.
-private final class PrivateBus {
-    let process: Process
-    let address: String
-
-    init?(directory: TemporaryDirectory) throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else { return nil }
-        let socket = directory.file("bus")
-        let config = directory.file("bus.conf")
-        try """
-        <busconfig><type>session</type><listen>unix:path=\(socket)</listen><auth>EXTERNAL</auth>
-        <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
-        <allow own="*"/></policy></busconfig>
-        """.write(toFile: config, atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(config)", "--nofork", "--print-address"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard LineReader(fd: output.fileHandleForReading.fileDescriptor).readLine(timeout: .seconds(10)) != nil else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        address = "unix:path=\(socket)"
-    }
-
-    /// SIGKILL, not `terminate()`: a child started by Foundation's `Process` may inherit a signal mask that
-    /// blocks SIGTERM (RunningCLI says more), and the wait would then never end.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-}
-
 /// One sd-bus connection of the bench's own, blocking calls only.
 private final class BusClient {
     enum Method { case ping, get }

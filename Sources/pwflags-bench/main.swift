@@ -7,7 +7,7 @@ import PWFlagsTestKit
 
 /// pwflags-bench: pwflagsd measured against the machine's own floor, side by side in one run.
 ///
-///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE] [--wakeups-only]
+///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE] [--wakeups-only] [--kept-per-call-only]
 ///
 /// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
 /// next to it.
@@ -19,6 +19,29 @@ if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.conta
     let server = try EchoServer(path: arguments[index + 1])
     _ = server
     while true { pause() }
+}
+
+if let index = arguments.firstIndex(of: "--flood"), arguments.indices.contains(index + 1) {
+    // Calls of one kind for a test that makes them as another user (CallMemoryTests): `--flood NAME --count N
+    // --at ADDRESS`, the kind's name from FloodCall.catalogue; prints the tally, exits 1 when the daemon stopped
+    // answering.
+    signal(SIGPIPE, SIG_IGN)
+    func value(_ option: String) -> String? {
+        arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    }
+    guard let call = FloodCall.named(arguments[index + 1], key: value("--key") ?? "new_checkout"),
+        let count = value("--count").flatMap(Int.init), let address = value("--at")
+    else {
+        FileHandle.standardError.write(Data("pwflags-bench: --flood NAME --count N --at ADDRESS [--key KEY]\n".utf8))
+        exit(2)
+    }
+    do {
+        print(try CallFlood.run(call, count: count, at: address))
+        exit(0)
+    } catch {
+        print("pwflags-bench: \(error)")
+        exit(1)
+    }
 }
 
 if arguments.contains("--help") {
@@ -91,6 +114,12 @@ do {
         print(report.table())
         TerminationSignals.exit(0)
     }
+    if arguments.contains("--kept-per-call-only") {
+        // What each kind of call keeps once answered, alone (20,000 calls of each with --quick, else 100,000).
+        try KeptPerCall.run(bench: bench, quick: quick, report: report, directory: directory)
+        print(report.table())
+        TerminationSignals.exit(0)
+    }
     if arguments.contains("--footprint-only") {
         // Sizes, memory and start-up alone: what a change to the binary or its start moves.
         Footprint.run(
@@ -116,6 +145,7 @@ do {
         binaryDirectory: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path,
         package: packagePath, report: report, directory: directory)
     try bench.memory()
+    try KeptPerCall.run(bench: bench, quick: quick, report: report, directory: directory)
     try bench.startup(benchPath: CommandLine.arguments[0])
     try Wakeups.run(bench: bench, quick: quick, report: report)
 } catch {

@@ -36,6 +36,11 @@ struct BusAccess: Sendable {
         return peer.gid == info.st_gid || peer.supplementaryGroups.contains(info.st_gid)
     }
 
+    /// Root and the daemon's own user, whose calls no rate bounds.
+    func isPrivileged(_ peer: BusPeer) -> Bool {
+        control.isPrivileged(credentials(peer))
+    }
+
     func mayControl(_ peer: BusPeer) -> Bool {
         control.mayControl(credentials(peer)) { peer.supplementaryGroups }
     }

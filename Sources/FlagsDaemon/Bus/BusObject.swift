@@ -17,11 +17,14 @@ final class BusObject {
     static let interface = "io.github.pwflagsd.Flags1"
     static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 
     private let store: FlagStore
     private let controller: DaemonController
     private let access: BusAccess
     private let peers = BusPeers()
+    /// The bound on `SetUserId` calls of users other than root and the daemon's (`StateWriteRate`).
+    private var writeRate = StateWriteRate()
     /// The `STATUS=` line, for the `Status` property.
     private let statusLine: () -> String
     /// Hands a control call's work to the async side; its reply comes back on the bus thread.
@@ -106,6 +109,12 @@ final class BusObject {
         case "SetUserId":
             guard access.mayControl(peer) else { return denied(call, member) }
             guard let userId = call.readString() else { return invalid(call) }
+            // The socket's bound on state writes, per user across both: a member looping on the bus wears the
+            // flash as much as one looping on the socket.
+            if !access.isPrivileged(peer), let refusal = writeRate.refusal(uid: peer.uid, now: MonotonicClock.seconds())
+            {
+                return call.errorReply(name: Self.limitsExceeded, text: refusal.message)
+            }
             dispatch(call) {
                 switch await controller.setUserId(userId) {
                 case .success(let result as SetUserIdResult): .userId(result.userId, heldUntil: result.heldUntil ?? "")

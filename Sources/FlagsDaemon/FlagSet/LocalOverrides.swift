@@ -21,6 +21,8 @@ final class LocalOverrides: Sendable {
     /// It holds each override's object as the file has it, encoded once when it is set: a change encodes only
     /// what it changes, and the file is put together from these (their total is bounded by `maximumBytes`).
     private let changing: Locked<[FlagKey: [UInt8]]>
+    /// Whether the last write of the file failed, so that the file may not hold what `changing` does.
+    private let unsaved = Locked(false)
 
     /// The most bytes all overrides together may take in the file (2 MiB): a bound on what each change writes and
     /// syncs, on what the daemon reads at start, and on the memory overrides hold.
@@ -86,6 +88,11 @@ final class LocalOverrides: Sendable {
                         "would take the overrides past \(Self.maximumBytes) bytes (\(others) are set): clear some first"
                     ))
             }
+            // The same override again (a script that sets it in a loop) writes nothing and logs nothing: the file
+            // already holds it, unless the last write failed.
+            if encoded[key] == bytes, !unsaved.withLock({ $0 }) {
+                return .success(GetResult(flag: store.setOverride(override)))
+            }
             encoded[key] = bytes
             let flag = store.setOverride(override)
             logger.notice("a flag is overridden on this device", ["FLAG_KEY": override.key])
@@ -130,7 +137,9 @@ final class LocalOverrides: Sendable {
                 bytes.append(contentsOf: "]}\n".utf8)
                 try directory.writeAtomically(Self.file, bytes)
             }
+            unsaved.withLock { $0 = false }
         } catch {
+            unsaved.withLock { $0 = true }
             logger.warning(
                 "cannot save the overrides; they hold until the daemon stops: \(error)",
                 ["OVERRIDES_FILE": directory.file(Self.file)])

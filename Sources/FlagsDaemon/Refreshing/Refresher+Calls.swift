@@ -33,12 +33,17 @@ extension Refresher {
         let newUserId = requested.isEmpty ? defaultUserId : requested
         var afterRestart = newUserId
         var notKept: String?
+        // The same user again (an app that sets it at every start, a script in a loop) writes nothing: the file
+        // already says so.
+        guard newUserId != userId || userIdFileHolds != requested else { return .success(userId) }
         do {
+            userIdFileHolds = nil
             if requested.isEmpty {
                 try stateDirectory.remove(Self.userIdFile)
             } else {
                 try stateDirectory.writeAtomically(Self.userIdFile, Array(requested.utf8))
             }
+            userIdFileHolds = requested
         } catch {
             let fallback = (try? stateDirectory.remove(Self.userIdFile)) != nil
             afterRestart = fallback ? defaultUserId : userId

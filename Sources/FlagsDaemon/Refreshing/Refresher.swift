@@ -45,6 +45,9 @@ actor Refresher {
 
     var policy: RefreshPolicy
     var userId: String
+    /// What the state directory's user-id file holds ("" when there is none), as far as this refresher wrote or
+    /// read it; nil when a write failed, so that the next `setUserId` writes again.
+    var userIdFileHolds: String?
     /// Grows with every user change, so that an answer for the previous user is recognised and dropped.
     var generation = 0
     var phase = Phase.idle
@@ -89,6 +92,7 @@ actor Refresher {
             settings: Self.settings(configuration, provider: provider), phase: RefreshPolicy.phase(forDevice: hwid))
         self.policy = policy
         let saved = stateDirectory.read(Self.userIdFile).map { String(decoding: $0, as: UTF8.self) }
+        userIdFileHolds = saved ?? ""
         let userId = saved.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.userID ?? hwid
         self.userId = userId
         let feed = FlagFeed(

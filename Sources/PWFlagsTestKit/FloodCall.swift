@@ -36,8 +36,8 @@ public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     private init(
-        _ surface: Surface, _ name: String, manner: Manner = .pipelined, writesState: Bool = false, payload: String = "",
-        bus: (interface: String, member: String, signature: String, arguments: [String])? = nil
+        _ surface: Surface, _ name: String, manner: Manner = .pipelined, writesState: Bool = false,
+        payload: String = "", bus: (interface: String, member: String, signature: String, arguments: [String])? = nil
     ) {
         self.surface = surface
         self.name = surface.rawValue + "." + name
@@ -51,16 +51,16 @@ public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
         _ name: String, _ method: String, _ params: String = "{}", manner: Manner = .pipelined,
         writesState: Bool = false
     ) -> FloodCall {
-        FloodCall(
-            .line, name, manner: manner, writesState: writesState, payload: #"{"jsonrpc":"2.0","id":7,"method":"\#(method)","params":\#(params)}"#)
+        let request = #"{"jsonrpc":"2.0","id":7,"method":"\#(method)","params":\#(params)}"#
+        return FloodCall(.line, name, manner: manner, writesState: writesState, payload: request)
     }
 
     static func bus(
         _ member: String, _ signature: String = "", _ arguments: [String] = [],
         interface: String = "io.github.pwflagsd.Flags1", name: String? = nil
     ) -> FloodCall {
-        FloodCall(
-            .bus, name ?? member, bus: (interface: interface, member: member, signature: signature, arguments: arguments))
+        let method = (interface: interface, member: member, signature: signature, arguments: arguments)
+        return FloodCall(.bus, name ?? member, bus: method)
     }
 
     static func ofrep(_ name: String, _ request: String, manner: Manner = .pipelined) -> FloodCall {
@@ -102,7 +102,8 @@ public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
             .bus("SetUserId", "s", ["flood-user"]),
             .bus("SetAppState", "s", ["foreground"]),
             .bus("SetAppState", "s", ["sideways"], name: "SetAppStateInvalid"),
-            .bus("GetAll", "s", ["io.github.pwflagsd.Flags1"], interface: "org.freedesktop.DBus.Properties",
+            .bus(
+                "GetAll", "s", ["io.github.pwflagsd.Flags1"], interface: "org.freedesktop.DBus.Properties",
                 name: "Properties.GetAll"),
             .bus("NoSuchMethod"),
             .ofrep("one", HTTPClient.post("/ofrep/v1/evaluate/flags/\(key)")),

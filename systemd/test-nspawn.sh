@@ -210,6 +210,22 @@ flags_call() {
     fi
 }
 
+# Alice forges a Changed on the daemon's path, then a real change comes (an override set and cleared): her
+# dbus-monitor, matching any sender, hears the daemon's and not hers (the policy lets only pwflagsd signal there).
+#   signals_check DESCRIPTION
+signals_check() {
+    check "$1" in_ct sh -ec '
+        runuser -u alice -- stdbuf -oL dbus-monitor --system \
+            "type='"'"'signal'"'"',interface='"'"'io.github.pwflagsd.Flags1'"'"',member='"'"'Changed'"'"'" >/run/signals.out 2>&1 &
+        monitor=$!
+        for i in $(seq 1 50); do grep -q "NameAcquired\|member=Changed" /run/signals.out 2>/dev/null && break; sleep 0.1; done
+        runuser -u alice -- busctl emit /io/github/pwflagsd/Flags1 io.github.pwflagsd.Flags1 Changed "tasa(sbsa{sv}s)" 999 0 0
+        pwflags override set new_checkout --enabled false >/dev/null && pwflags override clear new_checkout >/dev/null
+        for i in $(seq 1 50); do grep -q "^   uint64" /run/signals.out && break; sleep 0.1; done
+        kill $monitor
+        grep -q "^   uint64" /run/signals.out && ! grep -q "uint64 999" /run/signals.out || { cat /run/signals.out; exit 1; }'
+}
+
 state=
 for _ in $(seq 1 $((BOOT_TIMEOUT * 2))); do
     state=$(in_ct systemctl is-system-running 2>/dev/null || true)
@@ -300,6 +316,7 @@ check "pwflagsd.service is active again, and owns io.github.pwflagsd.Flags1" in_
     systemctl is-active -q pwflagsd && busctl status io.github.pwflagsd.Flags1 | grep -q "^Unit=pwflagsd.service"'
 flags_call "alice (in pwflags) reads new_checkout on the system bus" 'bbsa{sv}s true true "r_1a2b3c4d" 5 "button_color" s "green"*' alice Get s new_checkout
 flags_call "bob (outside pwflags) is refused on the system bus" denied bob Get s new_checkout
+signals_check "alice hears the daemon's Changed on the system bus, and her own forged one is refused"
 check "status says the daemon serves on the system bus" in_ct sh -c '
     pwflags --json status | grep -q "\"bus\":{\"bus\":\"system\",\"name\":\"io.github.pwflagsd.Flags1\",\"reason\":null,\"state\":\"serving\"}"'
 check "no core file: LimitCORE=0, and the daemon is not dumpable (its /proc files belong to root)" in_ct sh -c '
@@ -752,6 +769,7 @@ flags_call "under dbus-broker alice's first call activates pwflagsd (SystemdServ
 flags_call "under dbus-broker bob (outside pwflags) is refused by the policy" denied bob Get s new_checkout
 # ControlGroups is empty (the default): a member may make control calls, as on the socket.
 flags_call "under dbus-broker alice's control call goes through the daemon's own check (ControlGroups empty: allowed)" 'ss *' alice SetUserId s ""
+signals_check "under dbus-broker alice hears the daemon's Changed, and her own forged one is refused"
 
 echo "# apt-get remove: nothing listens, the configuration and the state stay"
 check "apt-get remove pwflagsd stops sockets before services: no \"can still be activated\" warning" in_ct sh -c '

@@ -47,6 +47,8 @@ extension FakePushwooshServer {
                 if LoopbackSocket.waitForPeer(fd, upTo: interval) { return }
                 guard LoopbackSocket.sendAll(fd, [UInt8(ascii: " ")]) else { return }
             }
+        case .retryAfterDate(let status, let seconds):
+            perform(.retryAfter(status, value: Self.imfFixdate(secondsSinceEpoch: time(nil) + seconds)), on: fd)
         case .retryAfter(let status, let value):
             let body = Array("busy".utf8)
             let head = Self.head(status: status, contentLength: body.count, extraHeaders: ["Retry-After: \(value)"])
@@ -55,6 +57,19 @@ extension FakePushwooshServer {
             let head = Self.head(status: status, contentLength: 0, extraHeaders: ["Location: \(location)"])
             _ = LoopbackSocket.sendAll(fd, head)
         }
+    }
+
+    /// `seconds` since the epoch as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), English in any locale.
+    static func imfFixdate(secondsSinceEpoch seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return
+            "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 
     private func sendComplete(status: Int, body: String, on fd: Int32) {

@@ -30,6 +30,9 @@ public indirect enum FakeReply: Sendable {
     case redirect(to: String, status: Int = 302)
     /// Pushwoosh overloaded: the status (429, 503) with a `Retry-After` header of the given text.
     case retryAfter(Int, value: String)
+    /// The same with an HTTP-date (IMF-fixdate) `seconds` ahead of the wall clock's whole second when the reply
+    /// is sent, so that a slow start of the daemon does not shorten the hold a test expects.
+    case retryAfterDate(Int, secondsAhead: Int)
 
     /// The envelope of a successful reply around `response`.
     public static func envelope(response: JSONValue, baseURL: String? = nil) -> JSONValue {

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import UnixIO
 
 @testable import FlagsDaemon
 
@@ -8,7 +9,8 @@ import Testing
     import Glibc
 #endif
 
-/// The `$NOTIFY_SOCKET` forms libsystemd accepts: a path, or `@` for an abstract name.
+/// The `$NOTIFY_SOCKET` forms libsystemd accepts: a path, or `@` for an abstract name; the backlog kept while
+/// the manager does not read.
 @Suite(.hangLimit) struct ManagerNotifierTests {
     @Test("An abstract NOTIFY_SOCKET (@name) receives the message")
     func abstractSocket() throws {
@@ -36,5 +38,126 @@ import Testing
         #expect(ManagerNotifier.socketAddress("vsock:2:1234") == nil)
         #expect(ManagerNotifier.socketAddress("relative") == nil)
         #expect(ManagerNotifier.socketAddress("/" + String(repeating: "x", count: 200)) == nil)
+    }
+
+    @Test("With no thread to be had, an ordinary status tries again: the newest status arrives, statuses coalesced")
+    func aStatusRetriesTheThreadAndIsNeverLost() throws {
+        let manager = try FullManagerSocket()
+        defer { manager.close() }
+        let starter = FlakyThreadStarter()
+        let notifier = ManagerNotifier(environment: ["NOTIFY_SOCKET": manager.path], startThread: starter.start)
+        // The manager's queue is full and no thread can be started: everything joins the backlog, past its limit.
+        notifier.send("READY=1")
+        for index in 1...(ManagerNotifier.backlogLimit * 2) {
+            notifier.send("STATUS=status \(index)")
+            notifier.send("WATCHDOG=1")
+        }
+        notifier.send("RELOADING=1")
+        #expect(starter.calls > 2 * ManagerNotifier.backlogLimit, "every message tried to start the thread")
+        // Threads can be had again; the next message is an ordinary status, and it starts the worker.
+        starter.works = true
+        notifier.send("STATUS=newest")
+        let received = manager.drain(until: "STATUS=newest")
+        #expect(received.last == "STATUS=newest", "\(received)")
+        // In order, each kind once: the queued READY=1 first, one ping, RELOADING=1, then the newest status.
+        #expect(received == ["READY=1", "WATCHDOG=1", "RELOADING=1", "STATUS=newest"], "\(received)")
+    }
+
+    @Test("Past the limit a status pushes out the oldest waiting status or ping, never a state change")
+    func theBacklogStaysBounded() throws {
+        let manager = try FullManagerSocket()
+        defer { manager.close() }
+        let starter = FlakyThreadStarter()
+        let notifier = ManagerNotifier(environment: ["NOTIFY_SOCKET": manager.path], startThread: starter.start)
+        notifier.send("READY=1")
+        // Distinct fields each time, so nothing coalesces: the limit is what bounds them.
+        for index in 1...(ManagerNotifier.backlogLimit * 2) {
+            notifier.send("X_PWFLAGSD_\(index)=1")
+        }
+        notifier.send("STOPPING=1")
+        starter.works = true
+        notifier.send("STATUS=newest")
+        let received = manager.drain(until: "STATUS=newest")
+        let states: Set = ["READY=1", "STOPPING=1"]
+        #expect(received.count { !states.contains($0) } <= ManagerNotifier.backlogLimit, "\(received.count)")
+        #expect(received.first == "READY=1")
+        #expect(received.contains("X_PWFLAGSD_\(ManagerNotifier.backlogLimit * 2)=1"), "the newest are kept")
+        #expect(!received.contains("X_PWFLAGSD_1=1"), "the oldest went")
+        #expect(received.suffix(2) == ["STOPPING=1", "STATUS=newest"], "\(received)")
+    }
+}
+
+/// A thread starter that fails until `works` is set, counting the times it was asked.
+private final class FlakyThreadStarter: Sendable {
+    private let state = Locked((works: false, calls: 0))
+
+    var works: Bool {
+        get { state.withLock { $0.works } }
+        set { state.withLock { $0.works = newValue } }
+    }
+
+    var calls: Int { state.withLock { $0.calls } }
+
+    func start(name: String, body: @escaping @Sendable () -> Void) -> Bool {
+        let works = state.withLock { state -> Bool in
+            state.calls += 1
+            return state.works
+        }
+        return works && DetachedThread.start(name: name, body)
+    }
+}
+
+/// A manager's notify socket whose queue the test has filled: the daemon's next send finds it full.
+private final class FullManagerSocket {
+    let path: String
+    private let fd: Int32
+    private let directory: TemporaryDirectory
+    private var fillers = 0
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        path = directory.file("notify")
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(fd >= 0)
+        let address = try #require(ManagerNotifier.socketAddress(path))
+        let bound = address.bytes.withUnsafeBytes { raw in
+            bind(fd, raw.baseAddress?.assumingMemoryBound(to: sockaddr.self), address.length)
+        }
+        try #require(bound == 0)
+        let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { Glibc.close(sender) }
+        while true {
+            let sent = address.bytes.withUnsafeBytes { raw in
+                "filler".withCString { text in
+                    sendto(
+                        sender, text, 6, Int32(MSG_DONTWAIT), raw.baseAddress?.assumingMemoryBound(to: sockaddr.self),
+                        address.length)
+                }
+            }
+            guard sent == 6 else { break }
+            fillers += 1
+        }
+        try #require(errno == EAGAIN && fillers > 0, "the queue never filled")
+    }
+
+    /// Reads every message, the fillers left out, until one is `last` or 10 s passed.
+    func drain(until last: String) -> [String] {
+        var received: [String] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while ContinuousClock.now < deadline, received.last != last {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let size = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard size > 0 else { continue }
+            let text = String(decoding: buffer[0..<size], as: UTF8.self)
+            if text != "filler" { received.append(text) }
+        }
+        return received
+    }
+
+    func close() {
+        Glibc.close(fd)
+        directory.remove()
     }
 }

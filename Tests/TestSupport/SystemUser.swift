@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A user created for one test with `useradd` (with a primary group of its own name) and deleted with
 /// `userdel`; commands run as the user through `setpriv`, with its supplementary groups.
 public final class SystemUser: Sendable {
@@ -18,6 +22,25 @@ public final class SystemUser: Sendable {
             arguments += ["--groups", groupNames.joined(separator: ",")]
         }
         try Command.run("/usr/sbin/useradd", arguments + [name])
+    }
+
+    private init(existing name: String) {
+        self.name = name
+    }
+
+    /// The system user `name`, made (`useradd --system`, with a group of its name) if the machine lacks it, and
+    /// then left in place: the bus policy the package installs names the fixed user `pwflagsd`.
+    public static func ensureSystemUser(_ name: String) throws -> SystemUser {
+        if getpwnam(name) == nil {
+            let outcome = try Command.run(
+                "/usr/sbin/useradd",
+                ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name], check: false)
+            // Another test process may have made it in between.
+            guard outcome.status == 0 || getpwnam(name) != nil else {
+                throw Command.Failure(description: "useradd \(name): \(outcome)")
+            }
+        }
+        return SystemUser(existing: name)
     }
 
     /// Runs `executable arguments…` as this user, its primary group and its supplementary groups.
@@ -45,6 +68,15 @@ public final class SystemUser: Sendable {
             for my $line (@ARGV) { print $s "$line\\n"; my $answer = <$s>; print defined $answer ? $answer : "closed\\n"; }
             """
         return try run("/usr/bin/perl", ["-e", script, socketPath] + lines)
+    }
+
+    /// A launcher (`DaemonProcess`'s) that hands `paths` (shell words, expanded in the daemon's environment:
+    /// `${NOTIFY_SOCKET%/*}` is the daemon's directory) and `$NOTIFY_SOCKET` to this user, then execs the daemon
+    /// as this user with its groups; the pid stays the daemon's.
+    public func launcher(handingOver paths: [String]) -> [String] {
+        let chown = "chown \(name): \"$NOTIFY_SOCKET\" " + paths.map { "\"\($0)\"" }.joined(separator: " ")
+        let exec = "exec /usr/bin/setpriv --reuid=\(name) --regid=\(name) --init-groups -- \"$@\""
+        return ["/bin/sh", "-c", chown + " && " + exec, "sh"]
     }
 
     public func remove() {

@@ -156,6 +156,9 @@ int main(int argc, char **argv) {
     if (changes <= 0) return 0;
 
     ChangePrinter printer(changes);
+    // The service (the daemon's well-known name) is the sender match: any client may send a signal with the
+    // daemon's path and interface, and QtDBus delivers only those whose sender owns the name now (it asks the bus
+    // for the owner and follows NameOwnerChanged, so a restarted daemon is heard again).
     if (!bus.connect(service, path, interface, QStringLiteral("Changed"), &printer, SLOT(changed(QDBusMessage)))) {
         err << "flags-qt: cannot subscribe to Changed: " << bus.lastError().message() << "\n";
         return 1;

@@ -72,7 +72,10 @@ def main():
         if left[0] == 0:
             loop.quit()
 
-    bus.add_signal_receiver(changed, signal_name="Changed", dbus_interface=INTERFACE, path=PATH)
+    # bus_name: only the daemon's signals. Any client may send a signal with the daemon's path and interface;
+    # python-dbus asks the bus who owns NAME, follows the owner across restarts (NameOwnerChanged), and drops a
+    # Changed whose sender is not that owner, sent to everyone or to this program alone.
+    bus.add_signal_receiver(changed, signal_name="Changed", dbus_interface=INTERFACE, path=PATH, bus_name=NAME)
     # Subscribed: a change from now on is heard (a program that must not miss one reads GetAll after this).
     print("listening")
     sys.stdout.flush()

@@ -5,8 +5,16 @@ import TestSupport
     import Glibc
 #endif
 
-/// A private message bus for one test: Debian's `dbus-daemon` with the system bus's default policy and the
-/// policy file the package installs (`systemd/dbus/`), on a socket in a temporary directory.
+/// The two system buses Debian ships.
+enum BusKind: String, CustomStringConvertible, CaseIterable, Sendable {
+    case dbusDaemon = "dbus-daemon"
+    case dbusBroker = "dbus-broker"
+
+    var description: String { rawValue }
+}
+
+/// A private message bus for one test: Debian's `dbus-daemon` (or `dbus-broker`) with the system bus's default
+/// policy and the policy file the package installs (`systemd/dbus/`), on a socket in a temporary directory.
 final class BusRig {
     static let name = "io.github.pwflagsd.Flags1"
     static let path = "/io/github/pwflagsd/Flags1"
@@ -18,13 +26,15 @@ final class BusRig {
     let socketPath: String
     private(set) var process: Process?
     private let extraPolicy: String
+    let kind: BusKind
 
     /// The address clients and the daemon use.
     var address: String { "unix:path=\(socketPath)" }
 
     /// A bus whose configuration adds `extraPolicy` (a `<policy>` element) after the shipped file; with `start`
     /// false, only the configuration is written (the daemon then starts before its bus).
-    init(extraPolicy: String = "", start: Bool = true) throws {
+    init(_ kind: BusKind = .dbusDaemon, extraPolicy: String = "", start: Bool = true) throws {
+        self.kind = kind
         directory = try TemporaryDirectory(prefix: "pwbus")
         // Other users' clients must reach the socket.
         chmod(directory.path, 0o755)
@@ -42,8 +52,21 @@ final class BusRig {
     /// Starts the bus; returns once it listens (it prints its address when it does).
     func start() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(directory.file("bus.conf"))", "--nofork", "--print-address"]
+        switch kind {
+        case .dbusDaemon:
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+            process.arguments = ["--config-file=\(directory.file("bus.conf"))", "--nofork", "--print-address"]
+        case .dbusBroker:
+            // dbus-broker-launch, the controller Debian runs as dbus.service, without systemd: a private mount
+            // namespace gives it the journal socket it insists on, and the script hands it the listening socket
+            // as systemd's socket activation would (it ignores <listen>).
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments = [
+                "--mount", "--propagation", "private", "/bin/sh", "-c",
+                "mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/journal && exec /usr/bin/python3 -c \"$0\" \"$@\"",
+                Self.brokerLauncher, socketPath, directory.file("bus.conf"),
+            ]
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -60,6 +83,8 @@ final class BusRig {
     /// Ends the bus (SIGKILL: a crash, as far as the daemon can tell) and waits for it.
     func stop() {
         guard let process, process.isRunning else { return }
+        // dbus-broker's launcher script leads a process group of its own: the launcher and the broker end with it.
+        if kind == .dbusBroker { kill(-process.processIdentifier, SIGKILL) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         self.process = nil
@@ -88,10 +113,11 @@ final class BusRig {
         return try run("/usr/bin/gdbus", call + ["\(Self.interface).\(arguments[0])"] + arguments.dropFirst(), as: user)
     }
 
-    /// `dbus-monitor`'s arguments for the daemon's Changed signals, and for the probe `waitUntilMonitoring` sends.
+    /// `dbus-monitor`'s arguments for the daemon's Changed signals (sent by the name's owner, as docs/dbus.md
+    /// says to match them), and for the probe `waitUntilMonitoring` sends.
     var monitorArguments: [String] {
         [
-            "--address", address, "type='signal',interface='\(Self.interface)',member='Changed'",
+            "--address", address, "type='signal',sender='\(Self.name)',interface='\(Self.interface)',member='Changed'",
             "type='signal',interface='\(Self.probeInterface)'",
         ]
     }
@@ -114,6 +140,36 @@ final class BusRig {
         if let user { return try user.run(executable, arguments) }
         return try Command.run(executable, arguments, check: false)
     }
+
+    /// Starts `dbus-broker-launch` on a listening socket, as systemd's socket activation does, and reads its
+    /// journal lines (to stderr); prints the address once the socket listens. Arguments: the socket's path and
+    /// the configuration file.
+    static let brokerLauncher = """
+        import os, socket, sys, threading
+        path, config = sys.argv[1], sys.argv[2]
+        try:
+            os.setsid()
+        except OSError:
+            pass
+        journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        journal.bind("/run/systemd/journal/socket")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        os.chmod(path, 0o666)
+        listener.listen(128)
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(listener.fileno(), 3)
+            os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), DBUS_SYSTEM_BUS_ADDRESS="unix:path=" + path)
+            os.execv("/usr/bin/dbus-broker-launch", ["dbus-broker-launch", "--scope", "system", "--config-file", config])
+        listener.close()
+        print("unix:path=" + path, flush=True)
+        def sink():
+            while True:
+                sys.stderr.write(journal.recv(65536).decode(errors="replace").replace("\\n", " ") + "\\n")
+        threading.Thread(target=sink, daemon=True).start()
+        os.waitpid(pid, 0)
+        """
 
     /// The system bus's default policy (Debian's `system.conf`) and the shipped policy file.
     private var configuration: String {
@@ -185,12 +241,20 @@ final class RunningCommand {
 
     /// Reads lines until one contains `text`; false when the output ended or `timeout` passed first.
     func waitForLine(containing text: String, timeout: Duration = .seconds(10)) -> Bool {
+        lines(through: text, timeout: timeout) != nil
+    }
+
+    /// Reads lines until one contains `text` and returns them all, that one last; nil when the output ended or
+    /// `timeout` passed first.
+    func lines(through text: String, timeout: Duration = .seconds(10)) -> [String]? {
         let deadline = ContinuousClock.now + timeout
+        var lines: [String] = []
         while ContinuousClock.now < deadline {
-            guard let line = reader.readLine(timeout: deadline - ContinuousClock.now) else { return false }
-            if line.contains(text) { return true }
+            guard let line = reader.readLine(timeout: deadline - ContinuousClock.now) else { return nil }
+            lines.append(line)
+            if line.contains(text) { return lines }
         }
-        return false
+        return nil
     }
 
     func stop() {

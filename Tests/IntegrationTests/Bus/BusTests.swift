@@ -22,16 +22,27 @@ struct BusTests {
         Fixtures.search,
     ]
 
-    /// A daemon serving `flags` on `rig`'s bus; its socket is `root:pwflags 0660`, as the package's socket unit
-    /// makes it, and its directory open to other users' clients.
-    static func daemon(on rig: BusRig, extra: String = "") throws -> DaemonProcess {
+    /// A daemon serving `flags` on `rig`'s bus as the package's user `pwflagsd` (the only user the policy lets
+    /// own the name and send signals; made if the machine lacks it); its socket is `root:pwflags 0660`, as the
+    /// package's socket unit makes it, and its directory open to other users' clients. With `directory`, the
+    /// daemon starts again on an earlier one's flags, state and socket: a restart.
+    static func daemon(on rig: BusRig, extra: String = "", directory: TemporaryDirectory? = nil) throws
+        -> DaemonProcess
+    {
         let group = try SystemGroup.ensure("pwflags")
-        let daemon = try DaemonProcess.serving(
-            flags, extra: "[DBus]\nBus=system\n" + extra, environment: rig.daemonEnvironment)
+        let user = try SystemUser.ensureSystemUser(daemonUser)
+        let folder = try directory ?? TemporaryDirectory()
+        if directory == nil { try folder.write(LocalFlags.fileName, LocalFlags.text(flags)) }
+        let daemon = try DaemonProcess(
+            config: LocalFlags.config(in: folder, extra: "[DBus]\nBus=system\n" + extra), directory: folder,
+            environment: rig.daemonEnvironment, launcher: user.launcher(handingOver: ["${NOTIFY_SOCKET%/*}"]))
         chmod(daemon.directory.path, 0o755)
         chown(daemon.socketPath, 0, getgrnam(group)?.pointee.gr_gid ?? 0)
         return daemon
     }
+
+    /// The user the package's daemon runs as (`systemd/pwflagsd.sysusers.conf`), named in the bus policy.
+    static let daemonUser = "pwflagsd"
 
     /// Waits until the daemon owns its name on the bus.
     static func waitForName(_ rig: BusRig) async throws {

@@ -156,6 +156,7 @@ actor Reloader: Service {
             ("SocketPath", old.socketPath != new.socketPath), ("SocketMode", old.socketMode != new.socketMode),
             ("StateDirectory", old.stateDirectory != new.stateDirectory),
             ("[DBus]", old.bus != new.bus || old.busName != new.busName),
+            ("[Varlink]", old.varlinkSocketPath != new.varlinkSocketPath),
             (
                 "[OFREP]",
                 OFREPLimits(old) != OFREPLimits(new) || old.ofrepListenAddress != new.ofrepListenAddress

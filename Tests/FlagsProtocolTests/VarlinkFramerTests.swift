@@ -89,7 +89,8 @@ import Testing
 
     @Test func theLineProtocolsErrorsBecomeTheIDLsErrors() {
         #expect(VarlinkError(.invalidParams("key", "is missing"), method: "m") == .invalidParameter("key"))
-        #expect(VarlinkError(.notPermitted("setUserId"), method: "m").name == "io.github.pwflagsd.Flags.PermissionDenied")
+        let refused = VarlinkError(.notPermitted("setUserId"), method: "m")
+        #expect(refused.name == "io.github.pwflagsd.Flags.PermissionDenied")
         let refresh = VarlinkError(.refreshFailed(status: 503, reason: "HTTP status 503"), method: "m")
         #expect(refresh.parameters == ["status": 503, "reason": "HTTP status 503"])
         #expect(VarlinkError(.tooManyStateChanges(retryAfter: 1), method: "m").parameters == ["retryAfter": 1])

@@ -22,7 +22,7 @@ import Testing
         try rig.daemon.writeFlags([Fixtures.newCheckout, banner, Fixtures.darkMode, Fixtures.holidayBanner])
         var dark = Fixtures.darkMode
         dark.isEnabled = true
-        #expect(await Eventually.wait { try rig.connect().call("GetAll")?["parameters"]?["revision"] == 2 })
+        #expect(try await Eventually.wait { try rig.connect().call("GetAll")?["parameters"]?["revision"] == 2 })
         try rig.daemon.writeFlags([Fixtures.newCheckout, banner, dark, Fixtures.holidayBanner])
         let change = try #require(client.reply())
         #expect(change["continues"] == true)

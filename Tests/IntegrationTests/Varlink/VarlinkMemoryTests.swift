@@ -33,7 +33,6 @@ import Testing
                     try #require(reply["error"] == nil, "\(method): \(reply)")
                 }
             }
-            print("Varlink memory after \(method): \(ProcessStatus(pid: pid).map(String.init(describing:)) ?? "")")
         }
         let after = try #require(ProcessStatus(pid: pid))
         print("Varlink memory: before \(before); after \(Self.calls) calls of each kind \(after)")

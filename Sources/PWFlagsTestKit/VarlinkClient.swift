@@ -52,8 +52,13 @@ public final class VarlinkClient {
 
     /// The next reply, parsed; nil when the connection closed or `timeout` passed.
     public func reply(timeout: Duration = .seconds(10)) -> JSONValue? {
-        guard let text = reader.readLine(timeout: timeout) else { return nil }
+        guard let text = replyText(timeout: timeout) else { return nil }
         return try? JSONValue(parsing: text)
+    }
+
+    /// The next reply's text, without its NUL (the bench reads it as the line client reads a line).
+    public func replyText(timeout: Duration = .seconds(10)) -> String? {
+        reader.readLine(timeout: timeout)
     }
 
     /// Sends a call and returns its reply (`{"parameters":…}` or `{"error":…,"parameters":…}`).

@@ -30,7 +30,7 @@ enum VarlinkBenchmark {
             let start = MonotonicClock.nanoseconds()
             for _ in 0..<rounds {
                 try varlink.send(varlinkCall)
-                guard varlink.reply() != nil else { throw SystemError("read", errno: 0) }
+                guard varlink.replyText() != nil else { throw SystemError("read", errno: 0) }
             }
             return Double(MonotonicClock.nanoseconds() - start) / Double(rounds)
         }

@@ -59,7 +59,8 @@ install -m 0755 "$BINDIR/pwflagsd" "$ROOT/usr/bin/pwflagsd"
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/pwflagsd"
 ln -s pwflagsd "$ROOT/usr/bin/pwflags"
 install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
-    "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$ROOT/usr/lib/systemd/system/"
+    "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$REPO"/systemd/pwflagsd-varlink.socket \
+    "$ROOT/usr/lib/systemd/system/"
 install -m 0644 "$REPO/systemd/pwflagsd.sysusers.conf" "$ROOT/usr/lib/sysusers.d/pwflagsd.conf"
 # A desktop user's own daemon (systemctl --user), on the user's session bus.
 install -d "$ROOT/usr/lib/systemd/user"
@@ -76,6 +77,8 @@ install -m 0644 "$REPO/systemd/dbus/io.github.pwflagsd.Flags1.xml" "$ROOT/usr/sh
 install -d "$ROOT/usr/share/lintian/overrides"
 install -m 0644 "$REPO/systemd/debian/lintian-overrides" "$ROOT/usr/share/lintian/overrides/pwflagsd"
 install -m 0644 "$REPO/config/demo-flags.json" "$ROOT/usr/share/pwflagsd/demo-flags.json"
+# The Varlink interface's description, the same text the daemon's GetInterfaceDescription returns (docs/varlink.md).
+install -m 0644 "$REPO/systemd/io.github.pwflagsd.Flags.varlink" "$ROOT/usr/share/pwflagsd/"
 install -m 0644 "$REPO/systemd/completion/pwflags" "$ROOT/usr/share/bash-completion/completions/pwflags"
 
 # The shipped configuration is the reference file with the demo flags switched on: out of the box the daemon

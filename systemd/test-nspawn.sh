@@ -265,7 +265,8 @@ check "add alice to pwflags; bob stays outside" in_ct sh -ec '
     for user in alice bob; do id "$user" >/dev/null 2>&1 || useradd --no-create-home "$user"; done
     usermod -a -G pwflags alice
     ! id -nG bob | grep -qw pwflags'
-for unit in pwflagsd.socket pwflagsd.service pwflagsd@.socket pwflagsd@.service pwflagsd-ofrep.socket; do
+for unit in pwflagsd.socket pwflagsd.service pwflagsd@.socket pwflagsd@.service pwflagsd-ofrep.socket \
+    pwflagsd-varlink.socket; do
     check "systemd-analyze verify the installed $unit (no stderr)" in_ct sh -c '
         out=$(systemd-analyze verify --man=no /usr/lib/systemd/system/'"$unit"' 2>&1 >/dev/null); echo "$out"; [ -z "$out" ]'
 done
@@ -557,6 +558,56 @@ check "the shipped examples, hardened: checkout-worker runs as its own user whil
     until_ok 10 worker_off
     pwflags override clear new_checkout >/dev/null
     until_ok 10 systemctl is-active -q checkout-worker.service'
+echo "# Varlink: pwflagsd-varlink.socket"
+VARLINK=/run/pwflagsd/io.github.pwflagsd.Flags
+check "pwflagsd.socket brought pwflagsd-varlink.socket: $VARLINK is root:pwflags 0660" in_ct sh -c '
+    systemctl is-active -q pwflagsd-varlink.socket &&
+    [ "$(stat -c "%U:%G %a %F" '"$VARLINK"')" = "root:pwflags 660 socket" ]'
+check "the IDL is installed as /usr/share/pwflagsd/io.github.pwflagsd.Flags.varlink" \
+    in_ct test -s /usr/share/pwflagsd/io.github.pwflagsd.Flags.varlink
+if [[ $SUITE == trixie ]]; then
+    # systemd 257's own client: it parses the daemon's IDL with systemd's parser and prints it.
+    check "varlinkctl introspect as alice (in pwflags) prints io.github.pwflagsd.Flags and its Listen" in_ct sh -ec '
+        out=$(runuser -u alice -- varlinkctl introspect '"$VARLINK"' io.github.pwflagsd.Flags)
+        echo "$out" | grep -q "^interface io.github.pwflagsd.Flags"
+        echo "$out" | grep -q "method Listen("'
+    echo "# the device's transcript:"
+    in_ct runuser -u alice -- varlinkctl info "$VARLINK" 2>&1 | sed 's/^/#   /'
+    in_ct runuser -u alice -- varlinkctl call "$VARLINK" io.github.pwflagsd.Flags.Get '{"key":"dark_mode"}' 2>&1 |
+        sed 's/^/#   /'
+    check "varlinkctl call --more Listen as alice: the snapshot, then the change an override makes" in_ct sh -ec '
+        runuser -u alice -- varlinkctl call --more '"$VARLINK"' io.github.pwflagsd.Flags.Listen \
+            "{\"keys\":[\"dark_mode\"]}" >/tmp/listen.out 2>&1 & listener=$!
+        seen() { n=50; while [ $n -gt 0 ]; do grep -q "$1" /tmp/listen.out && return 0; n=$((n - 1)); sleep 0.2; done; return 1; }
+        seen r_5e6f7a8b || { cat /tmp/listen.out; kill $listener; exit 1; }
+        pwflags override set dark_mode --enabled true >/dev/null
+        seen "\"changed\"" || { cat /tmp/listen.out; kill $listener; exit 1; }
+        kill $listener
+        pwflags override clear dark_mode >/dev/null
+        cat /tmp/listen.out'
+    check "bob (outside pwflags) cannot call the Varlink socket" in_ct sh -c '
+        ! runuser -u bob -- varlinkctl call '"$VARLINK"' io.github.pwflagsd.Flags.Get "{\"key\":\"dark_mode\"}"'
+else
+    # systemd 252 has no varlinkctl: Python's socket module sends GetInfo, one NUL-ended JSON object.
+    in_ct tee /usr/local/share/varlink-info.py >/dev/null <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect("/run/pwflagsd/io.github.pwflagsd.Flags")
+s.sendall(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+reply = b""
+while not reply.endswith(b"\0"):
+    chunk = s.recv(65536)
+    if not chunk:
+        sys.exit(1)
+    reply += chunk
+print(json.dumps(json.loads(reply[:-1]), sort_keys=True))
+PY
+    check "alice (in pwflags) gets GetInfo over Varlink, io.github.pwflagsd.Flags listed" in_ct sh -c '
+        runuser -u alice -- python3 /usr/local/share/varlink-info.py | grep -q "\"io.github.pwflagsd.Flags\""'
+    check "bob (outside pwflags) cannot connect to the Varlink socket" in_ct sh -c '
+        ! runuser -u bob -- python3 /usr/local/share/varlink-info.py'
+fi
 echo "# OpenFeature: pwflagsd-ofrep.socket"
 check "the package does not enable pwflagsd-ofrep.socket" in_ct sh -c '! systemctl is-enabled -q pwflagsd-ofrep.socket'
 # systemd refuses to start a socket whose service already runs: the service stops first, and the next

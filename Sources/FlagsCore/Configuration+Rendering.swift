@@ -81,6 +81,7 @@ extension Configuration {
         case .allowedOrigins: ofrepAllowedOrigins.isEmpty ? nil : ofrepAllowedOrigins.joined(separator: " ")
         case .bus: bus?.rawValue ?? "no"
         case .busName: busName
+        case .varlinkSocketPath: varlinkSocketPath
         }
     }
 
@@ -91,7 +92,7 @@ extension Configuration {
         unitCredential: UnitCredential?,
         fileExists: (String) -> Bool
     ) -> [String] {
-        let name = key.rawValue
+        let name = key.name
         var lines: [String]
         if let value = renderedValue(of: key) {
             lines = ["\(name)=\(value)"]
@@ -138,6 +139,7 @@ extension Configuration {
         case .localFlagsFile: usesLocalSource ? "unset: no local flags to serve" : "unset"
         case .metricsFile: "unset: no metrics file is written"
         case .listenAddress: "unset: OFREP is off"
+        case .varlinkSocketPath: "unset: Varlink is off"
         case .tokenFile: "unset: no token asked of Unix socket clients"
         case .allowedOrigins: "empty: no browser page may read the listener"
         default: "unset"

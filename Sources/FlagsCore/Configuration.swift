@@ -88,6 +88,11 @@ public struct Configuration: Sendable, Equatable {
     /// The well-known name the daemon owns on that bus.
     public var busName = Configuration.defaultBusName
 
+    // MARK: [Varlink]
+
+    /// The Unix socket the daemon serves Varlink on (docs/varlink.md); nil: it is off.
+    public var varlinkSocketPath: String?
+
     public init() {}
 
     /// Where clients look when neither `--socket` nor `$PWFLAGS_SOCKET` says otherwise.

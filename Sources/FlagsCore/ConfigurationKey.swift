@@ -1,7 +1,9 @@
 /// A key of the configuration file, spelled as in docs/configuration.md; case-sensitive, as in
 /// systemd.
 ///
-/// The cases run in the order of docs/configuration.md, which the rendering and the reference file follow.
+/// The cases run in the order of docs/configuration.md, which the rendering and the reference file follow. A key
+/// is spelled `name` in its file; the raw value is the same, except for a key whose name another section uses
+/// too (`[Varlink] SocketPath`), whose raw value is `Section.Name`.
 public enum ConfigurationKey: String, Sendable, CaseIterable {
     // [Pushwoosh]
     case applicationCode = "ApplicationCode"
@@ -53,6 +55,21 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case bus = "Bus"
     case busName = "Name"
 
+    // [Varlink]
+    case varlinkSocketPath = "Varlink.SocketPath"
+
+    /// The key as the file spells it, in its section.
+    public var name: String {
+        guard let dot = rawValue.firstIndex(of: ".") else { return rawValue }
+        return String(rawValue[rawValue.index(after: dot)...])
+    }
+
+    /// The key spelled `name` in `section`, if there is one.
+    public init?(name: String, in section: ConfigurationSection) {
+        guard let key = Self.allCases.first(where: { $0.name == name && $0.section == section }) else { return nil }
+        self = key
+    }
+
     /// The section the key belongs in.
     public var section: ConfigurationSection {
         switch self {
@@ -69,6 +86,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .ofrep
         case .bus, .busName:
             .dbus
+        case .varlinkSocketPath:
+            .varlink
         }
     }
 }

@@ -72,13 +72,7 @@ extension ConfigurationParser {
             if let message = pathProblem(value, name: name) { return message }
             configuration.localFlagsFile = resolved(value, relativeTo: origin)
         case .socketPath:
-            guard value.hasPrefix("/") else { return "invalid socket path '\(shown)' for \(name) (must be absolute)" }
-            if let message = pathProblem(value, name: name) { return message }
-            let bytes = value.utf8.count
-            guard bytes <= maximumSocketPathBytes else {
-                return "socket path '\(shown)' for \(name) is too long "
-                    + "(\(bytes) bytes, at most \(maximumSocketPathBytes) fit in sun_path)"
-            }
+            if let message = socketPathProblem(value, shown: shown, name: name) { return message }
             configuration.socketPath = value
         case .socketMode:
             guard let mode = octalMode(value) else {
@@ -164,6 +158,21 @@ extension ConfigurationParser {
                     + "dots, none starting with a digit, at most 255 characters)"
             }
             configuration.busName = value
+        case .varlinkSocketPath:
+            if let message = socketPathProblem(value, shown: shown, name: name) { return message }
+            configuration.varlinkSocketPath = value
+        }
+        return nil
+    }
+
+    /// Why `value` cannot be a socket's path (relative, unusable, or too long for `sun_path`), or nil.
+    private static func socketPathProblem(_ value: String, shown: String, name: String) -> String? {
+        guard value.hasPrefix("/") else { return "invalid socket path '\(shown)' for \(name) (must be absolute)" }
+        if let message = pathProblem(value, name: name) { return message }
+        let bytes = value.utf8.count
+        guard bytes <= maximumSocketPathBytes else {
+            return "socket path '\(shown)' for \(name) is too long "
+                + "(\(bytes) bytes, at most \(maximumSocketPathBytes) fit in sun_path)"
         }
         return nil
     }

@@ -76,7 +76,7 @@ public struct ConfigurationParser: Sendable {
     public mutating func assign(
         _ key: ConfigurationKey, value: String, at origin: ConfigurationOrigin, name: String? = nil
     ) {
-        let name = name ?? key.rawValue
+        let name = name ?? key.name
         if value.isEmpty {
             reset(key)
             record(key, at: origin)
@@ -197,7 +197,7 @@ public struct ConfigurationParser: Sendable {
         case .unknown:
             return
         case .known(let current):
-            guard let key = ConfigurationKey(rawValue: keyName), key.section == current else {
+            guard let key = ConfigurationKey(name: keyName, in: current) else {
                 problems.append(ConfigurationProblem(at: origin, Self.unknownKeyMessage(keyName, in: current)))
                 return
             }
@@ -208,11 +208,11 @@ public struct ConfigurationParser: Sendable {
     /// `unknown key 'Foo' in section [Daemon]`, with a hint when the key exists elsewhere or in another case.
     private static func unknownKeyMessage(_ name: String, in section: ConfigurationSection) -> String {
         let message = "unknown key '\(quoted(name))' in section [\(section.rawValue)]"
-        if let elsewhere = ConfigurationKey(rawValue: name) {
+        if let elsewhere = ConfigurationKey.allCases.first(where: { $0.name == name }) {
             return message + " (it belongs in [\(elsewhere.section.rawValue)])"
         }
-        if let similar = ConfigurationKey.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
-            return message + " (keys are case-sensitive: did you mean '\(similar.rawValue)'?)"
+        if let similar = ConfigurationKey.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) {
+            return message + " (keys are case-sensitive: did you mean '\(similar.name)'?)"
         }
         return message
     }
@@ -266,6 +266,7 @@ public struct ConfigurationParser: Sendable {
         case .allowedOrigins: configuration.ofrepAllowedOrigins = defaults.ofrepAllowedOrigins
         case .bus: configuration.bus = defaults.bus
         case .busName: configuration.busName = defaults.busName
+        case .varlinkSocketPath: configuration.varlinkSocketPath = defaults.varlinkSocketPath
         }
     }
 

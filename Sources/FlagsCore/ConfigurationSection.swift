@@ -5,6 +5,7 @@ public enum ConfigurationSection: String, Sendable, CaseIterable {
     case daemon = "Daemon"
     case ofrep = "OFREP"
     case dbus = "DBus"
+    case varlink = "Varlink"
 
     /// The keys that belong in this section, in the order of docs/configuration.md.
     public var keys: [ConfigurationKey] { ConfigurationKey.allCases.filter { $0.section == self } }

@@ -4,21 +4,25 @@ import UnixIO
     import Glibc
 #endif
 
-/// Reads newline-terminated lines from a descriptor with a timeout, by `poll`, never by sleeping.
+/// Reads newline-terminated lines (or messages ended by another byte, Varlink's NUL) from a descriptor with a
+/// timeout, by `poll`, never by sleeping.
 public final class LineReader {
     public let fd: Int32
+    /// The byte that ends each line.
+    public let terminator: UInt8
     private var buffer: [UInt8] = []
 
     /// Reads from `fd`, which the caller keeps open and closes.
-    public init(fd: Int32) {
+    public init(fd: Int32, terminator: UInt8 = UInt8(ascii: "\n")) {
         self.fd = fd
+        self.terminator = terminator
     }
 
     /// The next line, without its newline; nil when the descriptor reached its end or `timeout` passed.
     public func readLine(timeout: Duration = .seconds(10)) -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer.firstIndex(of: terminator) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
                 return line

@@ -120,6 +120,12 @@ do {
         print(report.table())
         TerminationSignals.exit(0)
     }
+    if arguments.contains("--varlink-only") {
+        // The Varlink rows alone.
+        try VarlinkBenchmark.run(bench: bench, quick: quick, report: report)
+        print(report.table())
+        TerminationSignals.exit(0)
+    }
     if arguments.contains("--footprint-only") {
         // Sizes, memory and start-up alone: what a change to the binary or its start moves.
         Footprint.run(
@@ -136,6 +142,7 @@ do {
     try CLibraryBenchmark.run(
         bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
     try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
+    try VarlinkBenchmark.run(bench: bench, quick: quick, report: report)
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()

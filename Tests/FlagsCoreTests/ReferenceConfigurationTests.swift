@@ -27,7 +27,7 @@ import Testing
         let lines = try Self.referenceText().split(separator: "\n", omittingEmptySubsequences: false)
         let uncommented = lines.map { line in
             guard line.hasPrefix("#"), let key = line.dropFirst().split(separator: "=").first,
-                ConfigurationKey(rawValue: String(key)) != nil
+                ConfigurationKey.allCases.contains(where: { $0.name == key })
             else { return String(line) }
             return String(line.dropFirst())
         }
@@ -45,9 +45,13 @@ import Testing
             if line.hasPrefix("[") {
                 section = String(line.dropFirst().dropLast())
             } else if line.hasPrefix("#"), let name = line.dropFirst().split(separator: "=").first,
-                let key = ConfigurationKey(rawValue: String(name))
+                ConfigurationKey.allCases.contains(where: { $0.name == name })
             {
-                #expect(key.section.rawValue == section, "\(key.rawValue) is under [\(section ?? "")]")
+                let key = section.flatMap(ConfigurationSection.init(rawValue:)).flatMap {
+                    ConfigurationKey(name: String(name), in: $0)
+                }
+                #expect(key != nil, "\(name) is under [\(section ?? "")]")
+                guard let key else { continue }
                 seen.append(key)
             }
         }
@@ -65,9 +69,13 @@ import Testing
             if line.hasPrefix("## [") {
                 section = String(line.dropFirst(4).prefix { $0 != "]" })
             } else if line.hasPrefix("| `"), let name = line.dropFirst(3).split(separator: "`").first,
-                let key = ConfigurationKey(rawValue: String(name))
+                ConfigurationKey.allCases.contains(where: { $0.name == name })
             {
-                #expect(key.section.rawValue == section, "\(key.rawValue) is under [\(section ?? "")]")
+                let key = section.flatMap(ConfigurationSection.init(rawValue:)).flatMap {
+                    ConfigurationKey(name: String(name), in: $0)
+                }
+                #expect(key != nil, "\(name) is under [\(section ?? "")]")
+                guard let key else { continue }
                 seen.append(key)
             }
         }

@@ -1,4 +1,5 @@
 import FlagsCore
+
 /// A command line pwflagsd cannot run with: the one error of its option parsing, which `main` prints with a
 /// pointer to `--help` before it exits 2.
 ///

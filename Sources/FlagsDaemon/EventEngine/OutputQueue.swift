@@ -76,16 +76,23 @@ struct OutputQueue {
     /// (no other raw newline), the message the client is reading now. Found once per line: its end is kept
     /// until it is sent.
     mutating func unsentOfFirstLine() -> Int {
+        unsentOfFirstMessage(endingWith: 0x0A)
+    }
+
+    /// As `unsentOfFirstLine`, for a protocol whose messages end with `terminator` (Varlink's NUL).
+    mutating func unsentOfFirstMessage(endingWith terminator: UInt8) -> Int {
         if firstLineEnd > sentBytes { return firstLineEnd - sentBytes }
         var scanned = 0
         for (index, chunk) in chunks.enumerated() {
             let skip = index == 0 ? chunkOffset : 0
-            let found = chunk.withBytes { raw in Self.lineEnd(in: UnsafeRawBufferPointer(rebasing: raw[skip...])) }
+            let found = chunk.withBytes { raw in
+                Self.messageEnd(in: UnsafeRawBufferPointer(rebasing: raw[skip...]), terminator: terminator)
+            }
             if let found { return firstLine(endingAfter: scanned + found) }
             scanned += chunk.count - skip
         }
         let inBytes = bytes.withUnsafeBytes { raw in
-            Self.lineEnd(in: UnsafeRawBufferPointer(rebasing: raw[bytesOffset...]))
+            Self.messageEnd(in: UnsafeRawBufferPointer(rebasing: raw[bytesOffset...]), terminator: terminator)
         }
         guard let inBytes else { return pendingBytes }
         return firstLine(endingAfter: scanned + inBytes)
@@ -96,9 +103,11 @@ struct OutputQueue {
         return length
     }
 
-    /// The length up to and including the first newline in `raw`.
-    private static func lineEnd(in raw: UnsafeRawBufferPointer) -> Int? {
-        guard let base = raw.baseAddress, raw.count > 0, let found = memchr(base, 0x0A, raw.count) else { return nil }
+    /// The length up to and including the first `terminator` in `raw`.
+    private static func messageEnd(in raw: UnsafeRawBufferPointer, terminator: UInt8) -> Int? {
+        guard let base = raw.baseAddress, raw.count > 0, let found = memchr(base, Int32(terminator), raw.count) else {
+            return nil
+        }
         return base.distance(to: UnsafeRawPointer(found)) + 1
     }
 }

@@ -93,6 +93,9 @@ public final class Daemon: Sendable {
         }
         let ofrep = makeOFREPServer(
             configuration: configuration, store: store, activated: activated.ofrep, logger: logger, metrics: metrics)
+        let varlink = makeVarlinkServer(
+            configuration: configuration, store: store, controller: controller, activated: activated.varlink,
+            logger: logger)
         let status = SystemdStatus(store: store) { reloader.stacks.current }
         let bus = makeBusServer(
             configuration: configuration, store: store, controller: controller, socketPath: configuration.socketPath,
@@ -108,6 +111,7 @@ public final class Daemon: Sendable {
         Systemd.notifyReady(status: status.line())
         await reloader.use(server: server)
         if let bus { await reloader.use(bus: bus) }
+        if let varlink { await reloader.use(varlink: varlink.server) }
 
         // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
@@ -118,6 +122,7 @@ public final class Daemon: Sendable {
         var services: [any Service] = [server]
         if let ofrep { services.append(ofrep.server) }
         if let bus { services.append(bus) }
+        if let varlink { services.append(varlink.server) }
         services += [reloader, status]
         if let clockWatcher { services.append(clockWatcher) }
         services.append(metricsWriter)
@@ -146,6 +151,7 @@ public final class Daemon: Sendable {
         }
         if let ownedPath { unlink(ownedPath) }
         if let path = ofrep?.ownedPath { unlink(path) }
+        if let path = varlink?.ownedPath { unlink(path) }
         if let ended { throw ended }
         logger.info("stopped")
     }
@@ -163,7 +169,9 @@ public final class Daemon: Sendable {
 
     /// The activated socket when systemd passes one; else `SocketPath`, replacing a stale file, never stealing
     /// a live one. Returns the path to unlink at exit, nil for an activated socket that systemd owns.
-    private func openSocket(_ activated: (sockets: [Int32], rejected: [Int32], ofrep: [Int32])) throws(StartError) -> (
+    private func openSocket(
+        _ activated: (sockets: [Int32], rejected: [Int32], ofrep: [Int32], varlink: [Int32])
+    ) throws(StartError) -> (
         Int32, String?
     ) {
         for fd in activated.rejected {

@@ -30,6 +30,7 @@ actor Reloader: Service {
     private var server: SocketServer?
     /// The bus service, whose control calls follow `ControlGroups` as the socket's do.
     private var bus: BusServer?
+    private var varlink: VarlinkServer?
     /// Set at shutdown: a reload still queued then changes nothing.
     private var stopped = false
     /// The configuration in effect; the stack keeps the one it was built with (its source keys are the same).
@@ -76,6 +77,11 @@ actor Reloader: Service {
     /// The bus service whose access policy a reload updates.
     func use(bus: BusServer) {
         self.bus = bus
+    }
+
+    /// The Varlink listener, whose limits and access policy a reload updates as the socket's.
+    func use(varlink: VarlinkServer) {
+        self.varlink = varlink
     }
 
     /// Runs the current stack's timers and file watch until cancelled, replacing them at every swap.
@@ -149,13 +155,16 @@ actor Reloader: Service {
         let old = configuration
         logger.level = new.logLevel
         server?.update(limits: ServerLimits(new))
+        varlink?.update(limits: ServerLimits(new))
         let access = AccessPolicy.make(for: new, logger: logger)
         server?.update(access: access)
         bus?.update(access: access)
+        varlink?.update(access: access)
         for (key, changed) in [
             ("SocketPath", old.socketPath != new.socketPath), ("SocketMode", old.socketMode != new.socketMode),
             ("StateDirectory", old.stateDirectory != new.stateDirectory),
             ("[DBus]", old.bus != new.bus || old.busName != new.busName),
+            ("[Varlink]", old.varlinkSocketPath != new.varlinkSocketPath),
             (
                 "[OFREP]",
                 OFREPLimits(old) != OFREPLimits(new) || old.ofrepListenAddress != new.ofrepListenAddress

@@ -1,4 +1,5 @@
 import FlagsCore
+
 /// Why a service group ended before it was asked to: a service's `run()` returned or threw while the daemon was
 /// still serving. The daemon then shuts down the other services and exits non-zero, so that systemd restarts it
 /// instead of leaving a process that serves nothing.

@@ -77,20 +77,30 @@ extension Refresher {
 
     /// `setAppState` (`Lifecycle=client`, R8a): returns whether a session started.
     func setAppState(foreground: Bool) -> Bool {
+        let before = policy
         let started = policy.appStateChanged(toForeground: foreground, now: clock.bootNow())
         if started { onSessionStart(policy.session) }
         publish()
-        wake()
+        wakeIfChanged(from: before)
         return started
+    }
+
+    /// Wakes the loop when a call changed the policy. A call that changed nothing (the state it already has, a
+    /// push registration already pending) leaves the loop asleep: a wake would only look at the policy again.
+    /// (Each wake used to end the loop's sleep, whose timer the executor kept until its deadline; the `Alarm`
+    /// now outlives wakes.)
+    private func wakeIfChanged(from before: RefreshPolicy) {
+        if policy != before { wake() }
     }
 
     /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source that serves
     /// itself has nothing to fetch: its changes are seen as they happen.
     func pushRegistered() -> Bool {
         guard provider.problem == nil, !provider.servesItself else { return false }
+        let before = policy
         let started = policy.pushRegistered(now: clock.bootNow())
         publish()
-        wake()
+        wakeIfChanged(from: before)
         return started
     }
 

@@ -54,11 +54,14 @@ enum Systemd {
 
     /// The name a socket unit gives the OFREP listener (`FileDescriptorName=ofrep`).
     static let ofrepDescriptorName = "ofrep"
+    /// The name a socket unit gives the Varlink listener (`FileDescriptorName=varlink`).
+    static let varlinkDescriptorName = "varlink"
 
     /// The listening sockets passed by socket activation (`LISTEN_FDS`, `LISTEN_FDNAMES`): the line protocol's
-    /// Unix stream sockets (any name but `ofrep`, checked with `sd_is_socket_unix`), the OFREP listener (the
-    /// stream socket named `ofrep`, Unix or TCP), and the rest, rejected. All empty without activation.
-    static func activatedSockets() -> (sockets: [Int32], rejected: [Int32], ofrep: [Int32]) {
+    /// Unix stream sockets (any name but `ofrep` and `varlink`, checked with `sd_is_socket_unix`), the OFREP
+    /// listener (the stream socket named `ofrep`, Unix or TCP), the Varlink listener (the Unix stream socket
+    /// named `varlink`), and the rest, rejected. All empty without activation.
+    static func activatedSockets() -> (sockets: [Int32], rejected: [Int32], ofrep: [Int32], varlink: [Int32]) {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         defer {
@@ -67,10 +70,11 @@ enum Systemd {
                 free(names)
             }
         }
-        guard count > 0 else { return ([], [], []) }
+        guard count > 0 else { return ([], [], [], []) }
         var sockets: [Int32] = []
         var rejected: [Int32] = []
         var ofrep: [Int32] = []
+        var varlink: [Int32] = []
         for index in 0..<count {
             let fd = SD_LISTEN_FDS_START + index
             let name = names?[Int(index)].map { String(cString: $0) } ?? ""
@@ -81,12 +85,12 @@ enum Systemd {
                     rejected.append(fd)
                 }
             } else if sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 {
-                sockets.append(fd)
+                if name == varlinkDescriptorName { varlink.append(fd) } else { sockets.append(fd) }
             } else {
                 rejected.append(fd)
             }
         }
-        return (sockets, rejected, ofrep)
+        return (sockets, rejected, ofrep, varlink)
     }
 
     /// The application-specific machine id (`sd_id128_get_machine_app_specific`): 32 hex digits, stable

@@ -1,0 +1,259 @@
+import FlagsCore
+import FlagsProtocol
+import UnixIO
+
+/// Turns each Varlink call into its reply: `org.varlink.service`'s introspection, and the methods of
+/// `io.github.pwflagsd.Flags`, each typed and checked as the line protocol's method it carries out (`Call`), with
+/// the line socket's access rules (`AccessPolicy`, `StateWriteRate`).
+///
+/// Reads are answered at once from the loop's snapshot; the methods that may wait leave as `Work` for the async
+/// side (`DaemonController`). Owned by the Varlink engine's thread.
+final class VarlinkRouter {
+    /// A call handed to the async side because it may wait.
+    struct Work: Sendable {
+        let connection: UInt64
+        /// The Varlink method's qualified name, for its error replies.
+        let method: String
+        /// No reply is wanted.
+        let oneway: Bool
+        let perform: @Sendable () async -> Result<any CallResult, RPCError>
+    }
+
+    /// `ControlGroups` as last configured.
+    var access: AccessPolicy
+    private let controller: DaemonController
+    private let logger: Logger
+    private let submit: @Sendable (Work) -> Void
+    private var writeRate = StateWriteRate()
+    private var refusedCalls = LogThrottle()
+    private var refusedWrites = LogThrottle()
+    private var badMessages = LogThrottle()
+    /// `Listen` calls streaming now, for `GetStatus`; those to every key and to each chosen key, for `Explain`.
+    private(set) var listens = 0
+    private var everyKeyListens = 0
+    private var keyListens: [FlagKey: Int] = [:]
+
+    init(
+        access: AccessPolicy, controller: DaemonController, logger: Logger,
+        submit: @escaping @Sendable (Work) -> Void
+    ) {
+        self.access = access
+        self.controller = controller
+        self.logger = logger
+        self.submit = submit
+    }
+
+    /// Answers one message on `connection`, or hands its call to the async side (then the connection is busy).
+    func route(
+        _ message: ArraySlice<UInt8>, on connection: VarlinkConnection, snapshot: FlagSnapshot,
+        limits: ServerLimits, openConnections: Int
+    ) {
+        let call: VarlinkCall
+        switch VarlinkCall.decode(message) {
+        case .failure(let error):
+            noteBadMessage(error, on: connection)
+            VarlinkReply.write(error, to: &connection.output.bytes)
+            return
+        case .success(let decoded):
+            call = decoded
+        }
+        let reply = !call.oneway
+        func fail(_ error: VarlinkError) {
+            if reply { VarlinkReply.write(error, to: &connection.output.bytes) }
+        }
+        guard !call.upgrade else { return fail(.invalidParameter("upgrade")) }
+        switch call.interface {
+        case VarlinkInterface.serviceName:
+            return answerService(call, on: connection)
+        case VarlinkInterface.name:
+            break
+        default:
+            return fail(.interfaceNotFound(call.interface))
+        }
+        guard let method = VarlinkInterface.Method(rawValue: call.member) else {
+            return fail(.methodNotFound(call.method))
+        }
+        let typed: Call
+        do {
+            typed = try Call(method: method.lineMethod, params: call.parameters)
+        } catch {
+            return fail(VarlinkError(error, method: call.method))
+        }
+        if typed.isControl, !access.mayControl(connection.peer, supplementaryGroups: { connection.supplementaryGroups })
+        {
+            if let count = refusedCalls.record(now: EngineClock.now()) {
+                logger.notice(
+                    "Varlink: refused a control method",
+                    ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)])
+            }
+            return fail(.permissionDenied(call.method))
+        }
+        if StateWriteRate.writesState(typed), !access.isPrivileged(connection.peer) {
+            let now = EngineClock.now()
+            if let refusal = writeRate.refusal(uid: connection.peer.uid, now: Double(now) / 1e9) {
+                if let count = refusedWrites.record(now: now) {
+                    logger.notice(
+                        "Varlink: refused state changes past their rate",
+                        [
+                            "METHOD": call.method, "PEER_UID": String(connection.peer.uid),
+                            "CALLS_REFUSED": String(count),
+                        ])
+                }
+                return fail(VarlinkError(refusal, method: call.method))
+            }
+        }
+        let controller = self.controller
+        switch typed {
+        case .get(let key):
+            guard reply else { return }
+            VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
+            GetResult.write(encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
+            VarlinkReply.writeSuffix(to: &connection.output.bytes)
+        case .getAll:
+            guard reply else { return }
+            VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
+            connection.output.bytes.append(contentsOf: snapshot.listingHead)
+            writeFlags(nil, of: snapshot, on: connection)
+            connection.output.bytes.append(UInt8(ascii: "}"))
+            VarlinkReply.writeSuffix(to: &connection.output.bytes)
+        case .listen(let keys, let since):
+            guard call.more, reply else { return fail(.expectedMore) }
+            listen(connection, keys: keys, since: since, limits: limits, snapshot: snapshot, method: call.method)
+        case .status:
+            guard reply else { return }
+            let status = controller.status(snapshot: snapshot, connections: openConnections, subscriptions: listens)
+            VarlinkReply.write(status, to: &connection.output.bytes)
+        case .explain(let key):
+            guard reply else { return }
+            let hearing = everyKeyListens + (keyListens[FlagKey(key)] ?? 0)
+            let result = controller.explain(key: key, snapshot: snapshot, subscriptions: hearing)
+            VarlinkReply.write(result, to: &connection.output.bytes)
+        case .refresh:
+            hand(connection, call) { await controller.refresh() }
+        case .logImpression(let key):
+            hand(connection, call) { await controller.logImpression(key: key) }
+        case .setUserId(let requested):
+            hand(connection, call) { await controller.setUserId(requested) }
+        case .setAppState(let appState):
+            hand(connection, call) { await controller.setAppState(appState) }
+        default:
+            fail(.methodNotFound(call.method))
+        }
+    }
+
+    /// `org.varlink.service`: `GetInfo` and `GetInterfaceDescription`.
+    private func answerService(_ call: VarlinkCall, on connection: VarlinkConnection) {
+        guard !call.oneway else { return }
+        let output = { (parameters: JSONValue) in
+            VarlinkReply.write(parameters: parameters, to: &connection.output.bytes)
+        }
+        switch call.member {
+        case "GetInfo":
+            output(VarlinkInterface.info(version: PWFlagsVersion.current))
+        case "GetInterfaceDescription":
+            guard let interface = call.parameters["interface"]?.stringValue else {
+                return VarlinkReply.write(.invalidParameter("interface"), to: &connection.output.bytes)
+            }
+            guard let description = VarlinkInterface.description(of: interface) else {
+                return VarlinkReply.write(.interfaceNotFound(interface), to: &connection.output.bytes)
+            }
+            output(["description": .string(description)])
+        default:
+            VarlinkReply.write(.methodNotFound(call.method), to: &connection.output.bytes)
+        }
+    }
+
+    /// Starts streaming `Listen` on the connection within `MaxListenKeys`, and writes its first reply: the flags
+    /// of its keys, or "unchanged" when `since` is where the daemon stands (the line socket's `listen` rules).
+    private func listen(
+        _ connection: VarlinkConnection, keys: [String]?, since: StreamPosition?, limits: ServerLimits,
+        snapshot: FlagSnapshot, method: String
+    ) {
+        let wanted = keys.map { Set($0.map { FlagKey($0) }) }
+        let units = ListenKeyCost.units(of: wanted)
+        guard units <= limits.maxListenKeys else {
+            let error = RPCError.tooManyListenKeys(limit: limits.maxListenKeys, held: 0, requested: units)
+            return VarlinkReply.write(VarlinkError(error, method: method), to: &connection.output.bytes)
+        }
+        connection.listen = VarlinkConnection.Listen(keys: wanted)
+        connection.listenKeyUnits = units
+        track(wanted, 1)
+        var head: JSONValue = [
+            "epoch": .string(snapshot.epoch), "revision": .number(Double(snapshot.revision)),
+            "expiresAt": controller.expiresAt(),
+        ]
+        let unchanged = since == StreamPosition(epoch: snapshot.epoch, revision: snapshot.revision)
+        if unchanged { head = .object((head.objectValue ?? [:]).merging(["unchanged": true]) { $1 }) }
+        var bytes: [UInt8] = []
+        head.write(to: &bytes)
+        bytes.removeLast()
+        VarlinkReply.writePrefix(continues: true, to: &connection.output.bytes)
+        connection.output.bytes.append(contentsOf: bytes)
+        if !unchanged {
+            connection.output.bytes.append(contentsOf: #","flags":"#.utf8)
+            writeFlags(wanted, of: snapshot, on: connection)
+        }
+        connection.output.bytes.append(UInt8(ascii: "}"))
+        VarlinkReply.writeSuffix(to: &connection.output.bytes)
+    }
+
+    /// A connection whose `Listen` streamed closed.
+    func ended(_ listen: VarlinkConnection.Listen) {
+        track(listen.keys, -1)
+    }
+
+    private func track(_ keys: Set<FlagKey>?, _ delta: Int) {
+        listens += delta
+        guard let keys else {
+            everyKeyListens += delta
+            return
+        }
+        for key in keys {
+            let next = (keyListens[key] ?? 0) + delta
+            keyListens[key] = next > 0 ? next : nil
+        }
+    }
+
+    /// The `flags` array of `keys` (nil: every flag, the snapshot's shared encoding queued by reference).
+    private func writeFlags(_ keys: Set<FlagKey>?, of snapshot: FlagSnapshot, on connection: VarlinkConnection) {
+        guard let keys else {
+            if snapshot.encodedList.count < 4096 {
+                connection.output.bytes.append(
+                    contentsOf: UnsafeRawBufferPointer(
+                        start: snapshot.encodedList.base, count: snapshot.encodedList.count))
+            } else {
+                connection.output.append(shared: snapshot.encodedList)
+            }
+            return
+        }
+        connection.output.bytes.append(UInt8(ascii: "["))
+        var first = true
+        for key in keys.sorted() {
+            guard let encoded = snapshot.encoded[key] else { continue }
+            if !first { connection.output.bytes.append(UInt8(ascii: ",")) }
+            first = false
+            connection.output.bytes.append(contentsOf: encoded)
+        }
+        connection.output.bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Hands a method that may wait to the async side; the connection's later calls wait for its reply.
+    private func hand(
+        _ connection: VarlinkConnection, _ call: VarlinkCall,
+        _ perform: @escaping @Sendable () async -> Result<any CallResult, RPCError>
+    ) {
+        connection.busy = true
+        submit(Work(connection: connection.id, method: call.method, oneway: call.oneway, perform: perform))
+    }
+
+    /// Logs messages that are not calls at most once a second: a client that has a bug, not an attack to trace.
+    private func noteBadMessage(_ error: VarlinkError, on connection: VarlinkConnection) {
+        guard let count = badMessages.record(now: EngineClock.now()) else { return }
+        logger.notice(
+            "Varlink: answered messages that are not calls",
+            [
+                "PEER_PID": String(connection.peer.pid), "MESSAGES": String(count),
+                "REASON": error.parameters["reason"]?.stringValue ?? error.name,
+            ])
+    }
+}

@@ -1,0 +1,74 @@
+import FlagsCore
+import UnixIO
+
+/// The Varlink listener (docs/varlink.md) as a service: its event engine on a thread of its own, and the task
+/// group that carries out the calls that may wait.
+///
+/// Each call's child task ends with the call: a discarding task group keeps nothing of a finished child, so the
+/// daemon holds no memory per call made (a task group of results kept every one until the daemon ended).
+final class VarlinkServer: Service {
+    private let engine: EventEngine<VarlinkHandler>
+    private let work: AsyncStream<VarlinkRouter.Work>
+    private let workSink: AsyncStream<VarlinkRouter.Work>.Continuation
+
+    /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
+    init(
+        listenFD: Int32, store: FlagStore, controller: DaemonController, limits: ServerLimits, access: AccessPolicy,
+        logger: Logger
+    ) throws(SystemError) {
+        // Each connection has at most one call in flight, so the stream is bounded by MaxConnections.
+        let (work, workSink) = AsyncStream<VarlinkRouter.Work>.makeStream(bufferingPolicy: .unbounded)
+        self.work = work
+        self.workSink = workSink
+        engine = try EventEngine(listenFD: listenFD, logger: logger, logPrefix: "Varlink: ") { doorbell in
+            VarlinkHandler(
+                doorbell: doorbell, store: store, controller: controller, limits: limits, access: access,
+                logger: logger, submit: { workSink.yield($0) })
+        }
+    }
+
+    /// Serves until shut down or cancelled: then stops accepting, answers the calls already received, flushes,
+    /// and returns.
+    func run() async {
+        let engine = self.engine
+        let loop = engine.handler
+        let workSink = self.workSink
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                        DetachedThread.start(name: "pwflagsd-varlink") {
+                            engine.run()
+                            workSink.finish()
+                            done.resume()
+                        }
+                    }
+                }
+                for await item in work {
+                    group.addTask {
+                        let result = await item.perform()
+                        loop.post(.completion(item, result: result))
+                    }
+                }
+            }
+        } onCancel: {
+            loop.post(.shutdown)
+        }
+    }
+
+    func shutdownGracefully() async {
+        engine.handler.post(.shutdown)
+    }
+
+    var returnsAfterGracefulShutdown: Bool { true }
+
+    /// Applies new limits (a reload); connections already open keep their message limit.
+    func update(limits: ServerLimits) {
+        engine.handler.post(.limits(limits))
+    }
+
+    /// Applies a new `ControlGroups` policy (a reload).
+    func update(access: AccessPolicy) {
+        engine.handler.post(.access(access))
+    }
+}

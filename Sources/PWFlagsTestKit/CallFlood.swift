@@ -54,6 +54,7 @@ public enum CallFlood {
         switch call.surface {
         case .line: try line(call, count: count, socketPath: address)
         case .ofrep: try ofrep(call, count: count, socketPath: address)
+        case .varlink: try varlink(call, count: count, socketPath: address)
         case .bus: try BusCaller(address: address).flood(call, count: count)
         }
     }
@@ -110,6 +111,28 @@ public enum CallFlood {
         return tally
     }
 
+    /// Varlink's messages end with a NUL byte; a reply is an error when it names one (`"error":` before
+    /// `"parameters":`, as the daemon writes them).
+    private static func varlink(_ call: FloodCall, count: Int, socketPath: String) throws -> Tally {
+        var tally = Tally()
+        var reader: NULReader?
+        for index in 0..<count {
+            if reader == nil || call.manner != .pipelined { reader = try NULReader(socketPath: socketPath) }
+            guard let connection = reader else { break }
+            let sent = (try? connection.send(payload(call, index, newline: false) + [0])) != nil
+            if call.manner == .hangUp {
+                tally.count(error: sent ? nil : "the daemon closed the connection first")
+                continue
+            }
+            guard sent, let reply = connection.read() else { throw Failure.noAnswer(call: call.name, after: index) }
+            let error = reply.range(of: #""error":"#)?.lowerBound
+            let parameters = reply.range(of: #""parameters":"#)?.lowerBound
+            let isError = error.map { error in parameters.map { error < $0 } ?? true } ?? false
+            tally.count(error: isError ? reply : nil)
+        }
+        return tally
+    }
+
     private static func ofrep(_ call: FloodCall, count: Int, socketPath: String) throws -> Tally {
         var tally = Tally()
         var client: HTTPClient?
@@ -130,5 +153,41 @@ public enum CallFlood {
             if response.headers["connection"] == "close" { client = nil }
         }
         return tally
+    }
+}
+
+/// A Varlink client's connection: messages written as given, replies read up to their NUL byte.
+private final class NULReader {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(socketPath: String) throws {
+        BrokenPipe.ignore()
+        fd = try UnixSocket.connect(to: socketPath)
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        try UnixSocket.writeAll(fd, bytes)
+    }
+
+    /// The next reply without its NUL; nil when the connection closed or 10 s passed.
+    func read() -> String? {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            if let end = buffer.firstIndex(of: 0) {
+                let reply = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeSubrange(...end)
+                return reply
+            }
+            guard LineReader.waitReadable(fd, until: deadline) else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
     }
 }

@@ -5,7 +5,7 @@
 /// calls that are refused, that fail, or whose client is gone before the answer.
 public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
     public enum Surface: String, Sendable, Hashable {
-        case line, bus, ofrep
+        case line, bus, ofrep, varlink
     }
 
     /// How the client makes its calls.
@@ -24,7 +24,7 @@ public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
     public let manner: Manner
     /// Whether each call writes (and syncs) a file of the state directory: such kinds take far longer a call.
     public let writesState: Bool
-    /// The line protocol's request line, or the OFREP request's bytes; `%N%` in it reads 0 and 1 by turns (a
+    /// The line protocol's request line, the Varlink call, or the OFREP request's bytes; `%N%` in it reads 0 and 1 by turns (a
     /// user id that changes at every call).
     let payload: String
     /// The bus call's interface, member and signature (`s`, `sb` or empty).
@@ -63,11 +63,20 @@ public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
         return FloodCall(.bus, name ?? member, bus: method)
     }
 
+    static func varlink(
+        _ name: String, _ method: String, _ parameters: String = "{}", more: Bool = false,
+        manner: Manner = .pipelined
+    ) -> FloodCall {
+        let call = #"{"method":"\#(method)","parameters":\#(parameters)\#(more ? #","more":true"# : "")}"#
+        return FloodCall(.varlink, name, manner: manner, payload: call)
+    }
+
     static func ofrep(_ name: String, _ request: String, manner: Manner = .pipelined) -> FloodCall {
         FloodCall(.ofrep, name, manner: manner, payload: request)
     }
 
-    /// Every kind of call on the line socket, the bus and the OFREP listener that a local program can make.
+    /// Every kind of call on the line socket, the bus, the Varlink socket and the OFREP listener that a local
+    /// program can make.
     /// `key` is a flag the daemon serves.
     public static func catalogue(key: String = "new_checkout") -> [FloodCall] {
         let keyParams = #"{"key":"\#(key)"}"#
@@ -106,6 +115,22 @@ public struct FloodCall: Sendable, CustomStringConvertible, Hashable {
                 "GetAll", "s", ["io.github.pwflagsd.Flags1"], interface: "org.freedesktop.DBus.Properties",
                 name: "Properties.GetAll"),
             .bus("NoSuchMethod"),
+            .varlink("Get", "io.github.pwflagsd.Flags.Get", keyParams),
+            .varlink("GetAll", "io.github.pwflagsd.Flags.GetAll"),
+            .varlink("Refresh", "io.github.pwflagsd.Flags.Refresh"),
+            .varlink("LogImpression", "io.github.pwflagsd.Flags.LogImpression", keyParams),
+            .varlink("SetUserId", "io.github.pwflagsd.Flags.SetUserId", #"{"userId":"flood-user"}"#),
+            .varlink("SetAppState", "io.github.pwflagsd.Flags.SetAppState", #"{"state":"foreground"}"#),
+            .varlink("Explain", "io.github.pwflagsd.Flags.Explain", keyParams),
+            .varlink("GetStatus", "io.github.pwflagsd.Flags.GetStatus"),
+            .varlink("GetInfo", "org.varlink.service.GetInfo"),
+            .varlink(
+                "GetInterfaceDescription", "org.varlink.service.GetInterfaceDescription",
+                #"{"interface":"io.github.pwflagsd.Flags"}"#),
+            .varlink("InvalidParameter", "io.github.pwflagsd.Flags.Get", #"{"key":5}"#),
+            .varlink("MethodNotFound", "io.github.pwflagsd.Flags.NoSuchMethod"),
+            .varlink("Listen", "io.github.pwflagsd.Flags.Listen", more: true, manner: .connectionEach),
+            .varlink("RefreshHangUp", "io.github.pwflagsd.Flags.Refresh", manner: .hangUp),
             .ofrep("one", HTTPClient.post("/ofrep/v1/evaluate/flags/\(key)")),
             .ofrep("bulk", HTTPClient.post("/ofrep/v1/evaluate/flags")),
             .ofrep("missing", HTTPClient.post("/ofrep/v1/evaluate/flags/no_such_flag")),

@@ -5,7 +5,8 @@ import PWFlagsTestKit
 /// of call on each surface, the daemon's anonymous memory before and after `count` calls, per call. A daemon that
 /// runs for months must keep nothing: the goal is 0, read as within the noise of malloc's own bookkeeping.
 ///
-/// One daemon on the local file serves the line socket, a private bus and an OFREP socket with no rate limit;
+/// One daemon on the local file serves the line socket, a private bus, a Varlink socket and an OFREP socket with
+/// no rate limit;
 /// each kind is warmed first (a tenth of the count), so that what a first call builds once is not counted.
 enum KeptPerCall {
     static let section = "memory kept per call"
@@ -19,11 +20,16 @@ enum KeptPerCall {
         }
         defer { bus.stop() }
         let ofrep = directory.file("kept-ofrep.sock")
+        let varlink = directory.file("kept-varlink.sock")
         let daemon = try bench.localDaemon(
             flags: 100, name: "kept",
-            extra: "[DBus]\nBus=session\n[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n",
+            extra: "[DBus]\nBus=session\n[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n[Varlink]\nSocketPath=\(varlink)\n",
             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         defer { daemon.cleanUp() }
+        guard try CallFlood.waitForBusName(at: bus.address) else {
+            report.add(section, "(the daemon never owned its name)", .nan, "B")
+            return
+        }
         let pid = daemon.process.processIdentifier
         let count = quick ? 20_000 : 100_000
         var worst = 0.0
@@ -33,6 +39,7 @@ enum KeptPerCall {
                 case .line: daemon.socketPath
                 case .bus: bus.address
                 case .ofrep: ofrep
+                case .varlink: varlink
                 }
             // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a call.
             let calls = call.writesState ? count / 10 : count

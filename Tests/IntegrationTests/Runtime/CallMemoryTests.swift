@@ -29,6 +29,7 @@ struct CallMemoryTests {
     static var lineCalls: [FloodCall] { FloodCall.catalogue(key: key).filter { $0.surface == .line } }
     static var busCalls: [FloodCall] { FloodCall.catalogue(key: key).filter { $0.surface == .bus } }
     static var ofrepCalls: [FloodCall] { FloodCall.catalogue(key: key).filter { $0.surface == .ofrep } }
+    static var varlinkCalls: [FloodCall] { FloodCall.catalogue(key: key).filter { $0.surface == .varlink } }
 
     /// The daemon's memory before and after `body`, which makes the calls; fails past `bound`.
     static func expectKeepsNothing(
@@ -121,6 +122,18 @@ struct CallMemoryTests {
         }
         let tally = try Self.flood(call, on: daemon, at: daemon.directory.file("ofrep.sock"))
         let refused = ["ofrep.missing", "ofrep.badRequest", "ofrep.notFound"].contains(call.name)
+        #expect(call.manner == .hangUp || tally.errors == (refused ? tally.answered : 0), "\(tally)")
+    }
+
+    @Test(arguments: varlinkCalls)
+    func aVarlinkCallKeepsNothingOnceAnswered(_ call: FloodCall) throws {
+        let (daemon, state) = try Self.daemon(extra: { "[Varlink]\nSocketPath=\($0.file("varlink.sock"))\n" })
+        defer {
+            daemon.cleanUp()
+            state.unmount()
+        }
+        let tally = try Self.flood(call, on: daemon, at: daemon.directory.file("varlink.sock"))
+        let refused = ["varlink.InvalidParameter", "varlink.MethodNotFound"].contains(call.name)
         #expect(call.manner == .hangUp || tally.errors == (refused ? tally.answered : 0), "\(tally)")
     }
 }

@@ -23,7 +23,8 @@ enum KeptPerCall {
         let varlink = directory.file("kept-varlink.sock")
         let daemon = try bench.localDaemon(
             flags: 100, name: "kept",
-            extra: "[DBus]\nBus=session\n[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n[Varlink]\nSocketPath=\(varlink)\n",
+            extra: "[DBus]\nBus=session\n[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n"
+                + "[Varlink]\nSocketPath=\(varlink)\n",
             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         defer { daemon.cleanUp() }
         guard try CallFlood.waitForBusName(at: bus.address) else {

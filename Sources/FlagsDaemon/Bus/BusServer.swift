@@ -28,26 +28,10 @@ final class BusServer: Service {
     func run() async {
         let loop = self.loop
         let work = self.work
-        await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                        DetachedThread.start(name: "pwflagsd-bus") {
-                            loop.run()
-                            done.resume()
-                        }
-                    }
-                }
-                for await item in work {
-                    group.addTask {
-                        let reply = await item.operation()
-                        loop.post(.reply(item.id, reply))
-                    }
-                }
-            }
-        } onCancel: {
-            loop.post(.stop)
-        }
+        await LoopService.run(
+            thread: "pwflagsd-bus", loop: { loop.run() }, work: work,
+            perform: { item in loop.post(.reply(item.id, await item.operation())) },
+            stop: { loop.post(.stop) })
     }
 
     /// A reload changed `ControlGroups`.

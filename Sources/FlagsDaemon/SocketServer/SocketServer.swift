@@ -38,27 +38,18 @@ final class SocketServer: Service {
         let engine = self.engine
         let loop = engine.handler
         let workSink = self.workSink
-        await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                        DetachedThread.start(name: "pwflagsd-socket") {
-                            engine.run()
-                            workSink.finish()
-                            done.resume()
-                        }
-                    }
-                }
-                for await item in work {
-                    group.addTask {
-                        let result = await item.perform()
-                        loop.post(.completion(connection: item.connection, requestID: item.requestID, result: result))
-                    }
-                }
-            }
-        } onCancel: {
-            loop.post(.shutdown)
-        }
+        await LoopService.run(
+            thread: "pwflagsd-socket",
+            loop: {
+                engine.run()
+                workSink.finish()
+            },
+            work: work,
+            perform: { item in
+                let result = await item.perform()
+                loop.post(.completion(connection: item.connection, requestID: item.requestID, result: result))
+            },
+            stop: { loop.post(.shutdown) })
     }
 
     /// Begins a graceful shutdown; `run()` returns when it is done.

@@ -33,27 +33,15 @@ final class VarlinkServer: Service {
         let engine = self.engine
         let loop = engine.handler
         let workSink = self.workSink
-        await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                        DetachedThread.start(name: "pwflagsd-varlink") {
-                            engine.run()
-                            workSink.finish()
-                            done.resume()
-                        }
-                    }
-                }
-                for await item in work {
-                    group.addTask {
-                        let result = await item.perform()
-                        loop.post(.completion(item, result: result))
-                    }
-                }
-            }
-        } onCancel: {
-            loop.post(.shutdown)
-        }
+        await LoopService.run(
+            thread: "pwflagsd-varlink",
+            loop: {
+                engine.run()
+                workSink.finish()
+            },
+            work: work,
+            perform: { item in loop.post(.completion(item, result: await item.perform())) },
+            stop: { loop.post(.shutdown) })
     }
 
     func shutdownGracefully() async {

@@ -36,18 +36,21 @@ public enum Measure {
     }
 
     /// `RssAnon` once the process is done with what it was sent: its descriptors back to `descriptors` (the
-    /// connections of clients that hung up are closed) and two readings 50 ms apart alike, or `timeout` passed;
-    /// nil when it is gone.
-    public static func settledAnonymousKiB(pid: Int32, descriptors: Int? = nil, timeout: Duration = .seconds(5))
-        -> Int?
-    {
+    /// connections of clients that hung up are closed) and its readings, every 50 ms, alike for `quiet` (longer
+    /// than the daemon waits after a burst before it hands freed memory back), or `timeout` passed; nil when it
+    /// is gone.
+    public static func settledAnonymousKiB(
+        pid: Int32, descriptors: Int? = nil, quiet: Duration = .milliseconds(400), timeout: Duration = .seconds(5)
+    ) -> Int? {
         let deadline = ContinuousClock.now + timeout
         var last = anonymousKiB(pid: pid)
+        var alikeSince = ContinuousClock.now
         while ContinuousClock.now < deadline {
             usleep(50_000)
             let now = anonymousKiB(pid: pid)
             let closed = descriptors.map { (openDescriptors(of: pid) ?? 0) <= $0 } ?? true
-            if now == last, closed { return now }
+            if now != last || !closed { alikeSince = ContinuousClock.now }
+            if ContinuousClock.now - alikeSince >= quiet { return now }
             last = now
         }
         return last

@@ -32,7 +32,7 @@ enum KeptPerCall {
             return
         }
         let pid = daemon.process.processIdentifier
-        let count = quick ? 20_000 : 100_000
+        let count = quick ? 2_000 : 100_000
         var worst = 0.0
         for call in FloodCall.catalogue(key: "flag_7") {
             let address =

@@ -115,7 +115,7 @@ do {
         TerminationSignals.exit(0)
     }
     if arguments.contains("--kept-per-call-only") {
-        // What each kind of call keeps once answered, alone (20,000 calls of each with --quick, else 100,000).
+        // What each kind of call keeps once answered, alone (2,000 calls of each with --quick, else 100,000).
         try KeptPerCall.run(bench: bench, quick: quick, report: report, directory: directory)
         print(report.table())
         TerminationSignals.exit(0)

@@ -16,6 +16,7 @@ extension OFREPHandler {
             peer = "uid:" + (peerUID.map { String($0) } ?? "?")
         }
         acceptedCount += 1
+        memoryReturn.opened()
         return OFREPConnection(
             fd: fd, peer: peer, peerUID: peerUID,
             parser: HTTPRequestParser(maximumHeadBytes: limits.maxHeadBytes, maximumBodyBytes: limits.maxBodyBytes),
@@ -63,6 +64,7 @@ extension OFREPHandler {
     func settle(_ connection: OFREPConnection) { flush(connection) }
 
     func closing(_ connection: OFREPConnection) {
+        memoryReturn.closed()
         if connection.isStream { streamCount -= 1 }
         refusals.forget(connection)
     }

@@ -92,10 +92,10 @@ extension OFREPHandler {
 
     /// The earliest connection deadline or stream rotation, nil for none.
     func nextDeadline() -> UInt64? {
-        var earliest = UInt64.max
-        if streamCount > 0, let rotation = streams.nextRotation { earliest = rotation }
+        var earliest = memoryReturn.deadline ?? .max
+        if streamCount > 0, let rotation = streams.nextRotation { earliest = min(earliest, rotation) }
         // A waiting 401's turn comes every 1/perSecond s.
-        if !refusals.isEmpty { earliest = EngineClock.now() + UInt64(1e9 / DelayedRefusals.perSecond) }
+        if !refusals.isEmpty { earliest = min(earliest, EngineClock.now() + UInt64(1e9 / DelayedRefusals.perSecond)) }
         for connection in engine.connections.values { earliest = min(earliest, connection.deadline) }
         return earliest == .max ? nil : earliest
     }

@@ -37,6 +37,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     var acceptedCount: UInt64 = 0
     var streams: OFREPEventStreams
     var streamCount = 0
+    /// Hands memory back after a crowd of connections has gone (as the line socket's).
+    var memoryReturn = MemoryReturn()
     /// Wrong tokens, answered at a bounded rate for all clients together.
     var refusals = DelayedRefusals()
     /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
@@ -91,6 +93,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         // The advertised channel's replacement changes the bulk answer too; flags' changes come through `woke`.
         if streamCount > 0, let rotation = streams.nextRotation, now >= rotation { _ = advertisedFlags(now: now) }
         releaseRefusals(now: now)
+        if memoryReturn.deadline != nil { memoryReturn.trimIfDue(now: now) }
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {
                 beat(connection, now: now)

@@ -12,6 +12,7 @@ extension LineHandler {
         guard let peer = try? UnixSocket.peerCredentials(fd) else { return nil }
         let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
         nextConnectionID += 1
+        memoryReturn.opened()
         return connection
     }
 
@@ -126,6 +127,7 @@ extension LineHandler {
 
     func closing(_ connection: Connection) {
         memoryReturn.released(connection.pendingBytes)
+        memoryReturn.closed()
         subscriptions.remove(connection)
         if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }

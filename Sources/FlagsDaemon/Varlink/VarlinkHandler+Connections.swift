@@ -9,6 +9,7 @@ extension VarlinkHandler {
         let connection = VarlinkConnection(
             id: nextConnectionID, fd: fd, peer: peer, maxMessageBytes: limits.maxLineBytes)
         nextConnectionID += 1
+        memoryReturn.opened()
         return connection
     }
 
@@ -116,6 +117,7 @@ extension VarlinkHandler {
 
     func closing(_ connection: VarlinkConnection) {
         memoryReturn.released(connection.pendingBytes)
+        memoryReturn.closed()
         if let listen = connection.listen { router.ended(listen) }
     }
 

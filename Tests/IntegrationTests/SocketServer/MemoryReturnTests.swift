@@ -47,4 +47,42 @@ import Testing
         #expect(Sanitizer.isActive || returned, "RssAnon: before \(before), peak \(peak), after the drain \(after)")
         print("memory return: before \(before); peak \(peak); after the drain \(after)")
     }
+
+    /// What a crowd of clients at once leaves behind. Each `refresh` answer is the whole listing (about 220 KB
+    /// here), queued until its client reads it, and malloc kept what the crowd freed when it had gone: 150 MB of
+    /// 156 MB for 500 such clients, before `MemoryReturn` counted connections as well as single large queues. A
+    /// subscriber stays connected throughout, as an app's does.
+    @Test func aCrowdOfClientsThatCameAtOnceIsGivenBackOnceGone() async throws {
+        Measure.raiseFileLimit()
+        let daemon = try DaemonProcess.serving(
+            SlowSubscriberTests.flags(round: 0), extra: "[Daemon]\nMaxConnections=4096\n")
+        defer { daemon.cleanUp() }
+        let pid = daemon.process.processIdentifier
+        let subscriber = try daemon.connect()
+        _ = try #require(try subscriber.call("listen", [:]))
+        let before = try #require(ProcessStatus(pid: pid))
+        // All sent before any answer is read, so that the answers are queued together.
+        var crowd: [RawClient] = []
+        for _ in 0..<300 {
+            let client = try RawClient(socketPath: daemon.socketPath)
+            try client.send(line: #"{"jsonrpc":"2.0","id":1,"method":"refresh"}"#)
+            crowd.append(client)
+        }
+        var peak = before
+        for client in crowd {
+            #expect(client.readLine(timeout: .seconds(60)) != nil, "a client of the crowd got no answer")
+            if let now = ProcessStatus(pid: pid), now.anonymousKiB > peak.anonymousKiB { peak = now }
+        }
+        let grown = peak.anonymousKiB - before.anonymousKiB
+        try #require(Sanitizer.isActive || grown > 32_000, "the crowd made the daemon grow by \(grown) KiB only")
+        crowd.removeAll()
+        var after = peak
+        let returned = await Eventually.wait(timeout: .seconds(10)) {
+            after = ProcessStatus(pid: pid) ?? after
+            return after.anonymousKiB - before.anonymousKiB < grown / 4
+        }
+        #expect(Sanitizer.isActive || returned, "RssAnon: before \(before), peak \(peak), after the crowd \(after)")
+        #expect(try subscriber.call("get", ["key": "flag_7"])?["result"] != nil, "the subscriber lost its connection")
+        print("memory return, a crowd: before \(before); peak \(peak); after \(after)")
+    }
 }

@@ -25,6 +25,17 @@ public enum CallFlood {
             "\(answered) answered, \(errors) errors" + (firstError.map { " (first: \($0))" } ?? "")
         }
 
+        init() {}
+
+        /// The tally `pwflags-bench --flood` printed (its `description`), for a flood made as another user.
+        public init?(printed: String) {
+            let words = printed.split(separator: " ", maxSplits: 4)
+            guard words.count >= 4, let answered = Int(words[0]), let errors = Int(words[2]) else { return nil }
+            self.answered = answered
+            self.errors = errors
+            if words.count == 5 { firstError = String(words[4].dropFirst("(first: ".count).dropLast()) }
+        }
+
         mutating func count(error: String?) {
             answered += 1
             guard let error else { return }

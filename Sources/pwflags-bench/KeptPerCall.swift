@@ -48,7 +48,9 @@ enum KeptPerCall {
             let descriptors = Measure.openDescriptors(of: pid)
             guard let before = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { break }
             let tally = try CallFlood.run(call, count: calls, at: address)
-            guard let after = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { break }
+            // Hung-up refreshes are still being carried out when the flood returns: waits for the last.
+            guard let after = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors, timeout: .seconds(60))
+            else { break }
             let perCall = Double(after - before) * 1024 / Double(calls)
             worst = max(worst, perCall)
             report.add(section, "\(call.name) (\(tally.answered) calls)", perCall, "B")

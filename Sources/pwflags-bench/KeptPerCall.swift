@@ -1,5 +1,6 @@
 import Foundation
 import PWFlagsTestKit
+import UnixIO
 
 /// What the daemon keeps of a call once it is answered (docs/performance.md, Memory kept per call): for each kind
 /// of call on each surface, the daemon's anonymous memory before and after `count` calls, per call. A daemon that
@@ -13,7 +14,12 @@ enum KeptPerCall {
     /// Per call, past which a kind is reported as keeping memory.
     static let noise = 16.0
 
-    static func run(bench: Benchmark, quick: Bool, report: Report, directory: TemporaryDirectory) throws {
+    /// The daemon the rows measure: the local file, on the line socket, a private bus, a Varlink socket and an
+    /// OFREP socket without a rate limit; `body` gets the daemon and the address of each surface.
+    static func withDaemon(
+        bench: Benchmark, report: Report, directory: TemporaryDirectory,
+        _ body: (DaemonProcess, @escaping @Sendable (FloodCall.Surface) -> String) throws -> Void
+    ) throws {
         guard let bus = try PrivateBus(directory: directory) else {
             report.add(section, "(dbus-daemon missing)", .nan, "B")
             return
@@ -31,30 +37,83 @@ enum KeptPerCall {
             report.add(section, "(the daemon never owned its name)", .nan, "B")
             return
         }
-        let pid = daemon.process.processIdentifier
-        let count = quick ? 2_000 : 100_000
-        var worst = 0.0
-        for call in FloodCall.catalogue(key: "flag_7") {
-            let address =
-                switch call.surface {
-                case .line: daemon.socketPath
-                case .bus: bus.address
-                case .ofrep: ofrep
-                case .varlink: varlink
-                }
-            // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a call.
-            let calls = call.writesState ? count / 10 : count
-            _ = try CallFlood.run(call, count: calls / 10, at: address)
-            let descriptors = Measure.openDescriptors(of: pid)
-            guard let before = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { break }
-            let tally = try CallFlood.run(call, count: calls, at: address)
-            // Hung-up refreshes are still being carried out when the flood returns: waits for the last.
-            guard let after = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors, timeout: .seconds(60))
-            else { break }
-            let perCall = Double(after - before) * 1024 / Double(calls)
-            worst = max(worst, perCall)
-            report.add(section, "\(call.name) (\(tally.answered) calls)", perCall, "B")
+        let socketPath = daemon.socketPath
+        let busAddress = bus.address
+        try body(daemon) { surface in
+            switch surface {
+            case .line: socketPath
+            case .bus: busAddress
+            case .ofrep: ofrep
+            case .varlink: varlink
+            }
         }
-        report.add(section, "the most any kind kept", worst, "B", target: "≤ \(Int(noise))", met: worst <= noise)
+    }
+
+    static func run(bench: Benchmark, quick: Bool, report: Report, directory: TemporaryDirectory) throws {
+        try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
+            let pid = daemon.process.processIdentifier
+            let count = quick ? 2_000 : 100_000
+            var worst = 0.0
+            for call in FloodCall.catalogue(key: "flag_7") {
+                // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a
+                // call.
+                let calls = call.writesState ? count / 10 : count
+                _ = try CallFlood.run(call, count: calls / 10, at: address(call.surface))
+                let descriptors = Measure.openDescriptors(of: pid)
+                guard let before = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { break }
+                let tally = try CallFlood.run(call, count: calls, at: address(call.surface))
+                // Hung-up refreshes are still being carried out when the flood returns: waits for the last.
+                guard
+                    let after = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors, timeout: .seconds(60))
+                else { break }
+                let perCall = Double(after - before) * 1024 / Double(calls)
+                worst = max(worst, perCall)
+                report.add(section, "\(call.name) (\(tally.answered) calls)", perCall, "B")
+            }
+            report.add(section, "the most any kind kept", worst, "B", target: "≤ \(Int(noise))", met: worst <= noise)
+        }
+    }
+
+    /// The soak CI runs (`--call-soak SECONDS`): for `seconds`, every kind of call on every surface, 200 of each
+    /// in turn, the line socket and the bus from one thread while Varlink and OFREP go from another; then the
+    /// daemon's anonymous memory must be back within 1 MiB of where it was after a first round. Returns whether
+    /// it was.
+    static func soak(seconds: Int, bench: Benchmark, report: Report, directory: TemporaryDirectory) throws -> Bool {
+        var held = false
+        try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
+            let pid = daemon.process.processIdentifier
+            let kinds = FloodCall.catalogue(key: "flag_7")
+            let rounds = Locked(0)
+            let failure = Locked<String?>(nil)
+            @Sendable func round(_ surfaces: Set<FloodCall.Surface>) {
+                for call in kinds where surfaces.contains(call.surface) {
+                    do {
+                        _ = try CallFlood.run(call, count: call.writesState ? 20 : 200, at: address(call.surface))
+                    } catch {
+                        failure.withLock { $0 = $0 ?? "\(call.name): \(error)" }
+                    }
+                }
+            }
+            round([.line, .bus, .varlink, .ofrep])
+            let descriptors = Measure.openDescriptors(of: pid)
+            guard let before = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { return }
+            let end = ContinuousClock.now + .seconds(seconds)
+            let lanes: [Set<FloodCall.Surface>] = [[.line, .bus], [.varlink, .ofrep]]
+            DispatchQueue.concurrentPerform(iterations: lanes.count) { lane in
+                while ContinuousClock.now < end, failure.withLock({ $0 == nil }) {
+                    round(lanes[lane])
+                    rounds.withLock { $0 += 1 }
+                }
+            }
+            let after = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors, timeout: .seconds(60))
+            let grown = after.map { $0 - before } ?? .max
+            let problem = failure.withLock { $0 }
+            held = problem == nil && grown < 1024
+            let name = "RssAnon after \(seconds) s of every kind (\(rounds.withLock { $0 }) rounds)"
+            report.add(
+                "call soak", name, Double(grown), "KiB", target: "< 1024 KiB over the first round", met: held)
+            if let problem { report.add("call soak", "(stopped: \(problem))", .nan, "") }
+        }
+        return held
     }
 }

@@ -8,6 +8,7 @@ import PWFlagsTestKit
 /// pwflags-bench: pwflagsd measured against the machine's own floor, side by side in one run.
 ///
 ///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE] [--wakeups-only] [--kept-per-call-only]
+///     pwflags-bench --call-soak SECONDS [--json PATH]
 ///
 /// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
 /// next to it.
@@ -113,6 +114,15 @@ do {
         try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
         print(report.table())
         TerminationSignals.exit(0)
+    }
+    if let index = arguments.firstIndex(of: "--call-soak"), arguments.indices.contains(index + 1),
+        let seconds = Int(arguments[index + 1])
+    {
+        // CI's soak: every kind of call on every surface for SECONDS; exits 1 when memory did not come back.
+        let held = try KeptPerCall.soak(seconds: seconds, bench: bench, report: report, directory: directory)
+        print(report.table())
+        if let jsonPath { try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8) }
+        TerminationSignals.exit(held ? 0 : 1)
     }
     if arguments.contains("--kept-per-call-only") {
         // What each kind of call keeps once answered, alone (2,000 calls of each with --quick, else 100,000).

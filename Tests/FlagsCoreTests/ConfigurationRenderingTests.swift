@@ -63,6 +63,9 @@ import Testing
                 Bus=system
                 Name=io.github.pwflagsd.Flags1
 
+                [Varlink]
+                #SocketPath= (unset: Varlink is off)
+
                 """)
     }
 

@@ -40,6 +40,11 @@ final class BusRig {
         chmod(directory.path, 0o755)
         socketPath = directory.file("system_bus_socket")
         self.extraPolicy = extraPolicy
+        // The policy names the package's user and group: a bus resolves them when it reads it, so they must
+        // exist first (on a fresh machine the first rig came before the first daemon made the user, and the
+        // daemon could not own its name).
+        _ = try SystemGroup.ensure("pwflags")
+        _ = try SystemUser.ensureSystemUser(BusTests.daemonUser)
         try configuration.write(toFile: directory.file("bus.conf"), atomically: true, encoding: .utf8)
         if start { try self.start() }
     }

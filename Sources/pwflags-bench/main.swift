@@ -66,6 +66,17 @@ let report = Report()
 report.machine = Machine.describe()
 report.machine["mode"] = quick ? "quick" : "full"
 
+/// Writes the report to `--json PATH`, when given; exits 1 when it cannot.
+@MainActor func writeJSON() {
+    guard let jsonPath else { return }
+    do {
+        try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8)
+    } catch {
+        FileHandle.standardError.write(Data("pwflags-bench: cannot write \(jsonPath): \(error)\n".utf8))
+        TerminationSignals.exit(1)
+    }
+}
+
 do {
     let directory = try TemporaryDirectory(prefix: "pwb")
     defer { directory.remove() }
@@ -121,7 +132,7 @@ do {
         // CI's soak: every kind of call on every surface for SECONDS; exits 1 when memory did not come back.
         let held = try KeptPerCall.soak(seconds: seconds, bench: bench, report: report, directory: directory)
         print(report.table())
-        if let jsonPath { try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8) }
+        writeJSON()
         TerminationSignals.exit(held ? 0 : 1)
     }
     if arguments.contains("--kept-per-call-only") {
@@ -171,11 +182,4 @@ do {
 }
 
 print(report.table())
-if let jsonPath {
-    do {
-        try report.json().write(toFile: jsonPath, atomically: true, encoding: .utf8)
-    } catch {
-        FileHandle.standardError.write(Data("pwflags-bench: cannot write \(jsonPath): \(error)\n".utf8))
-        TerminationSignals.exit(1)
-    }
-}
+writeJSON()

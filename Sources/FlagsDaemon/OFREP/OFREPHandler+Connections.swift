@@ -16,7 +16,6 @@ extension OFREPHandler {
             peer = "uid:" + (peerUID.map { String($0) } ?? "?")
         }
         acceptedCount += 1
-        memoryReturn.opened()
         return OFREPConnection(
             fd: fd, peer: peer, peerUID: peerUID,
             parser: HTTPRequestParser(maximumHeadBytes: limits.maxHeadBytes, maximumBodyBytes: limits.maxBodyBytes),
@@ -64,7 +63,7 @@ extension OFREPHandler {
     func settle(_ connection: OFREPConnection) { flush(connection) }
 
     func closing(_ connection: OFREPConnection) {
-        memoryReturn.closed()
+        memoryReturn.closed(leaving: engine.connections.count)
         if connection.isStream { streamCount -= 1 }
         refusals.forget(connection)
     }

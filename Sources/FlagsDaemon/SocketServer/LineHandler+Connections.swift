@@ -12,7 +12,6 @@ extension LineHandler {
         guard let peer = try? UnixSocket.peerCredentials(fd) else { return nil }
         let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
         nextConnectionID += 1
-        memoryReturn.opened()
         return connection
     }
 
@@ -127,7 +126,7 @@ extension LineHandler {
 
     func closing(_ connection: Connection) {
         memoryReturn.released(connection.pendingBytes)
-        memoryReturn.closed()
+        memoryReturn.closed(leaving: engine.connections.count)
         subscriptions.remove(connection)
         if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }

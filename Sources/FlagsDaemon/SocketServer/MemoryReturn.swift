@@ -10,7 +10,8 @@ import UnixIO
 /// 12 MB of a 28 MB peak resident for good. `malloc_trim` hands it back. It walks the heap, so it runs once
 /// the burst is over (`quiet` after the last release, or `patience` after the first), at most four times a
 /// second, and only after at least `threshold` of output was released or the connections open fell
-/// `connectionDrop` below their peak since the last trim. Connections that come and go one at a time reuse the same memory and never make a trim due.
+/// `connectionDrop` below their peak since the last trim. Connections that come and go one at a time reuse the
+/// same memory and never make a trim due.
 ///
 /// Owned by the server loop's thread.
 struct MemoryReturn {
@@ -30,7 +31,8 @@ struct MemoryReturn {
     private var lastTrim: UInt64 = 0
     private var lastRelease: UInt64 = 0
     private var dueSince: UInt64 = 0
-    private var open = 0
+    /// The most connections open at once since the last trim. The count only rises by opening, so its peak is
+    /// what was open just before some close (or is open now, which a later close sees).
     private var peak = 0
 
     /// `bytes` of queued output were freed (sent or dropped).
@@ -38,15 +40,9 @@ struct MemoryReturn {
         if bytes >= Self.threshold { makeDue() }
     }
 
-    /// A connection opened.
-    mutating func opened() {
-        open += 1
-        peak = max(peak, open)
-    }
-
-    /// A connection closed.
-    mutating func closed() {
-        open -= 1
+    /// A connection closed, leaving `open` open.
+    mutating func closed(leaving open: Int) {
+        peak = max(peak, open + 1)
         if peak - open >= Self.connectionDrop { makeDue() }
     }
 
@@ -67,7 +63,7 @@ struct MemoryReturn {
         guard let deadline, now >= deadline else { return }
         due = false
         lastTrim = now
-        peak = open
+        peak = 0
         ProcessControl.returnFreedMemory()
     }
 }

@@ -9,7 +9,6 @@ extension VarlinkHandler {
         let connection = VarlinkConnection(
             id: nextConnectionID, fd: fd, peer: peer, maxMessageBytes: limits.maxLineBytes)
         nextConnectionID += 1
-        memoryReturn.opened()
         return connection
     }
 
@@ -117,7 +116,7 @@ extension VarlinkHandler {
 
     func closing(_ connection: VarlinkConnection) {
         memoryReturn.released(connection.pendingBytes)
-        memoryReturn.closed()
+        memoryReturn.closed(leaving: engine.connections.count)
         if let listen = connection.listen { router.ended(listen) }
     }
 

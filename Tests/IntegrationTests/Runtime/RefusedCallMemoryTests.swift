@@ -12,8 +12,8 @@ import Testing
 /// `RequestRate`. Each flood comes from `pwflags-bench --flood` run as a user made for the test, since root and
 /// the daemon's own user are never refused; the bound is `CallMemoryTests`'.
 ///
-/// On the bus the policy refuses such calls before they reach the daemon (BusTests), and its own rate limit
-/// answers a member only: `CallMemoryTests` floods it as the daemon's user.
+/// On the bus the policy refuses an outsider's calls before they reach the daemon (BusTests); the bus's own
+/// rate limit on `SetUserId` is not flooded here.
 @Suite(.hangLimit, .enabled(if: getuid() == 0, "creates users and groups: needs root"))
 struct RefusedCallMemoryTests {
     /// A flood the daemon refuses: the kind, whether its caller is a member of `ControlGroups`, and how many of

@@ -49,12 +49,19 @@ enum KeptPerCall {
         }
     }
 
-    static func run(bench: Benchmark, quick: Bool, report: Report, directory: TemporaryDirectory) throws {
+    /// The catalogue's kinds, or those of them named in `kinds` (by their row names).
+    static func catalogue(_ kinds: Set<String>?) -> [FloodCall] {
+        FloodCall.catalogue(key: "flag_7").filter { kinds?.contains($0.name) ?? true }
+    }
+
+    static func run(
+        bench: Benchmark, quick: Bool, kinds: Set<String>? = nil, report: Report, directory: TemporaryDirectory
+    ) throws {
         try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
             let pid = daemon.process.processIdentifier
             let count = quick ? 2_000 : 100_000
             var worst = 0.0
-            for call in FloodCall.catalogue(key: "flag_7") {
+            for call in catalogue(kinds) {
                 // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a
                 // call.
                 let calls = call.writesState ? count / 10 : count
@@ -78,15 +85,17 @@ enum KeptPerCall {
     /// in turn, the line socket and the bus from one thread while Varlink and OFREP go from another; then the
     /// daemon's anonymous memory must be back within 1 MiB of where it was after a first round. Returns whether
     /// it was.
-    static func soak(seconds: Int, bench: Benchmark, report: Report, directory: TemporaryDirectory) throws -> Bool {
+    static func soak(
+        seconds: Int, kinds: Set<String>? = nil, bench: Benchmark, report: Report, directory: TemporaryDirectory
+    ) throws -> Bool {
         var held = false
         try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
             let pid = daemon.process.processIdentifier
-            let kinds = FloodCall.catalogue(key: "flag_7")
+            let calls = catalogue(kinds)
             let rounds = Locked(0)
             let failure = Locked<String?>(nil)
             @Sendable func round(_ surfaces: Set<FloodCall.Surface>) {
-                for call in kinds where surfaces.contains(call.surface) {
+                for call in calls where surfaces.contains(call.surface) {
                     do {
                         _ = try CallFlood.run(call, count: call.writesState ? 20 : 200, at: address(call.surface))
                     } catch {
@@ -98,7 +107,8 @@ enum KeptPerCall {
             let descriptors = Measure.openDescriptors(of: pid)
             guard let before = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { return }
             let end = ContinuousClock.now + .seconds(seconds)
-            let lanes: [Set<FloodCall.Surface>] = [[.line, .bus], [.varlink, .ofrep]]
+            let pairs: [Set<FloodCall.Surface>] = [[.line, .bus], [.varlink, .ofrep]]
+            let lanes = pairs.filter { lane in calls.contains { lane.contains($0.surface) } }
             DispatchQueue.concurrentPerform(iterations: lanes.count) { lane in
                 while ContinuousClock.now < end, failure.withLock({ $0 == nil }) {
                     round(lanes[lane])

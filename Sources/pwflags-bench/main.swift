@@ -10,6 +10,9 @@ import PWFlagsTestKit
 ///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE] [--wakeups-only] [--kept-per-call-only]
 ///     pwflags-bench --call-soak SECONDS [--json PATH]
 ///
+/// `--kinds NAME,NAME` narrows `--call-soak` and `--kept-per-call-only` to those kinds of call (the names the
+/// rows print, such as `line.refresh` or `varlink.Get`).
+///
 /// Build it in release (`swift build -c release --product pwflags-bench`): it starts the `pwflagsd` found
 /// next to it.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -54,6 +57,9 @@ if arguments.contains("--help") {
 let quick = arguments.contains("--quick")
 let jsonPath = arguments.firstIndex(of: "--json").flatMap {
     arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+}
+let kinds = arguments.firstIndex(of: "--kinds").flatMap {
+    arguments.indices.contains($0 + 1) ? Set(arguments[$0 + 1].split(separator: ",").map(String.init)) : nil
 }
 let packagePath = arguments.firstIndex(of: "--deb").flatMap {
     arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
@@ -130,14 +136,15 @@ do {
         let seconds = Int(arguments[index + 1])
     {
         // CI's soak: every kind of call on every surface for SECONDS; exits 1 when memory did not come back.
-        let held = try KeptPerCall.soak(seconds: seconds, bench: bench, report: report, directory: directory)
+        let held = try KeptPerCall.soak(
+            seconds: seconds, kinds: kinds, bench: bench, report: report, directory: directory)
         print(report.table())
         writeJSON()
         TerminationSignals.exit(held ? 0 : 1)
     }
     if arguments.contains("--kept-per-call-only") {
         // What each kind of call keeps once answered, alone (2,000 calls of each with --quick, else 100,000).
-        try KeptPerCall.run(bench: bench, quick: quick, report: report, directory: directory)
+        try KeptPerCall.run(bench: bench, quick: quick, kinds: kinds, report: report, directory: directory)
         print(report.table())
         TerminationSignals.exit(0)
     }
@@ -173,7 +180,7 @@ do {
         binaryDirectory: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path,
         package: packagePath, report: report, directory: directory)
     try bench.memory()
-    try KeptPerCall.run(bench: bench, quick: quick, report: report, directory: directory)
+    try KeptPerCall.run(bench: bench, quick: quick, kinds: kinds, report: report, directory: directory)
     try bench.startup(benchPath: CommandLine.arguments[0])
     try Wakeups.run(bench: bench, quick: quick, report: report)
 } catch {

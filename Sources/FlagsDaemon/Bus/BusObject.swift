@@ -109,8 +109,8 @@ final class BusObject {
         case "SetUserId":
             guard access.mayControl(peer) else { return denied(call, member) }
             guard let userId = call.readString() else { return invalid(call) }
-            // The socket's bound on state writes, per user across both: a member looping on the bus wears the
-            // flash as much as one looping on the socket.
+            // The socket's bound on state writes, per user (the bus keeps its own buckets): a member looping on
+            // the bus would wear the flash as much as one looping on the socket.
             if !access.isPrivileged(peer), let refusal = writeRate.refusal(uid: peer.uid, now: MonotonicClock.seconds())
             {
                 return call.errorReply(name: Self.limitsExceeded, text: refusal.message)

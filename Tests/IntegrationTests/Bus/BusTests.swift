@@ -217,6 +217,54 @@ struct BusTests {
         #expect(set.stdout == "ss \"carol\" \"\"\n", "\(set)")
     }
 
+    /// Sixty `SetUserId` calls with a new id each, from one python3-dbus connection: prints each answer's user
+    /// id, or the error's name and message. Arguments: the bus's address, the daemon's name, path and interface.
+    static let userIdLoop = """
+        import dbus, sys
+        address, name, path, interface = sys.argv[1:5]
+        bus = dbus.bus.BusConnection(address)
+        flags = dbus.Interface(bus.get_object(name, path, introspect=False), interface)
+        for n in range(60):
+            try:
+                print("set", flags.SetUserId("user-%d" % n)[0])
+            except dbus.DBusException as error:
+                print("refused", error.get_dbus_name(), error.get_dbus_message())
+        """
+
+    static func userIdLoopArguments(_ rig: BusRig) -> [String] {
+        ["-c", userIdLoop, rig.address, BusRig.name, BusRig.path, BusRig.interface]
+    }
+
+    /// A member looping on `SetUserId` wears the state directory's flash as one looping on the socket would: past
+    /// a burst the bus answers LimitsExceeded and the user last set is kept; root is not bounded.
+    @Test func aMemberLoopingOnSetUserIdIsRefusedPastTheBurst() async throws {
+        let rig = try BusRig()
+        let daemon = try Self.daemon(on: rig)
+        defer { daemon.cleanUp() }
+        try await Self.waitForName(rig)
+        let member = try SystemUser(prefix: "pwfr", groupNames: ["pwflags"])
+        defer { member.remove() }
+
+        let loop = try rig.run("/usr/bin/python3", Self.userIdLoopArguments(rig), as: member)
+        #expect(loop.status == 0, "\(loop)")
+        let lines = loop.stdout.split(separator: "\n")
+        let accepted = lines.filter { $0.hasPrefix("set ") }.map { String($0.dropFirst(4)) }
+        let refused = lines.filter { $0.hasPrefix("refused ") }
+        #expect(lines.count == 60, "\(loop)")
+        #expect(!refused.isEmpty && accepted.count < 40, "\(accepted.count) accepted, \(refused.count) refused")
+        #expect(
+            refused.allSatisfy {
+                $0.hasPrefix("refused org.freedesktop.DBus.Error.LimitsExceeded too many state changes")
+            }, "\(refused.first ?? "")")
+        let status = try #require(try daemon.connect().call("status")?["result"])
+        #expect(status["userId"]?.stringValue == accepted.last, "\(status)")
+
+        // Root is the operator: not bounded.
+        let root = try rig.run("/usr/bin/python3", Self.userIdLoopArguments(rig))
+        #expect(!root.stdout.contains("refused"), "\(root)")
+        print("bus state write rate: of 60 SetUserId calls \(accepted.count) accepted, \(refused.count) refused")
+    }
+
     @Test func aPolicyMistakeAloneLetsNobodyIn() async throws {
         // A policy that lets everyone call the daemon: the daemon's own check still refuses the outsider.
         let rig = try BusRig(

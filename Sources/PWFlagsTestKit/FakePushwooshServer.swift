@@ -133,6 +133,7 @@ public final class FakePushwooshServer: Sendable {
     // MARK: Connections
 
     private func acceptLoop() {
+        var accepted = 0
         while true {
             let fd: Int32
             do {
@@ -151,12 +152,14 @@ public final class FakePushwooshServer: Sendable {
                 close(fd)
                 break
             }
-            Thread { self.serve(fd) }.start()
+            accepted += 1
+            let connection = accepted
+            Thread { self.serve(fd, connection: connection) }.start()
         }
         close(listener)
     }
 
-    private func serve(_ fd: Int32) {
+    private func serve(_ fd: Int32, connection: Int) {
         defer {
             state.withLock { state in
                 state.connections.remove(fd)
@@ -164,7 +167,7 @@ public final class FakePushwooshServer: Sendable {
             }
         }
         LoopbackSocket.setReceiveTimeout(fd, seconds: 30)
-        let request: RecordedRequest
+        var request: RecordedRequest
         switch HTTPRequestReader.read(from: fd) {
         case .request(let received): request = received
         case .malformed(let status):
@@ -172,6 +175,7 @@ public final class FakePushwooshServer: Sendable {
             return
         case .closed: return
         }
+        request.connection = connection
         let reply = record(request)
         perform(reply, on: fd)
     }

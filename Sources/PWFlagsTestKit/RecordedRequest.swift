@@ -16,6 +16,10 @@ public struct RecordedRequest: Sendable, Equatable {
     public var headerFields: [HeaderField]
     /// The raw body.
     public var body: [UInt8]
+    /// Which connection the server accepted it on, counted from 1: the order the client connected in. The
+    /// server reads each connection on its own thread, so the order of `requests` is the order their bytes were
+    /// read, which a loaded machine can swap for requests sent close together.
+    public var connection = 0
 
     /// The Pushwoosh method: the last path component, without any query.
     public var apiMethod: String {

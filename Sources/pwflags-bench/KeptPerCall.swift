@@ -87,9 +87,14 @@ enum KeptPerCall {
     }
 
     /// The soak CI runs (`--call-soak SECONDS`): for `seconds`, every kind of call on every surface, 200 of each
-    /// in turn, the line socket and the bus from one thread while Varlink and OFREP go from another; then the
-    /// daemon's anonymous memory must be back within 1 MiB of where it was after a first round. Returns whether
-    /// it was.
+    /// in turn, the line socket and the bus from one thread while Varlink and OFREP go from another, in two
+    /// halves with the daemon's anonymous memory read, settled, after a first round and after each half.
+    ///
+    /// It holds when the whole run grew less than 2 MiB and the second half less than 1 MiB. malloc keeps the
+    /// high-water mark of a mix this busy (its arenas' pages are touched by scattered small blocks, not held by
+    /// live ones): about 1.3 MiB, most of it in the first half, flat after a few minutes. Memory kept per call
+    /// grows with the calls instead, as much in the second half as in the first: 10 bytes a call shows as
+    /// 1.5 MiB in either half of a 60-second run. Returns whether it held.
     static func soak(
         seconds: Int, kinds: Set<String>? = nil, bench: Benchmark, report: Report, directory: TemporaryDirectory
     ) throws -> Bool {
@@ -97,37 +102,55 @@ enum KeptPerCall {
         try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
             let pid = daemon.process.processIdentifier
             let calls = catalogue(kinds)
-            let rounds = Locked(0)
+            let answered = Locked(0)
             let failure = Locked<String?>(nil)
             @Sendable func round(_ surfaces: Set<FloodCall.Surface>) {
                 for call in calls where surfaces.contains(call.surface) {
                     do {
-                        _ = try CallFlood.run(call, count: call.writesState ? 20 : 200, at: address(call.surface))
+                        let tally = try CallFlood.run(
+                            call, count: call.writesState ? 20 : 200, at: address(call.surface))
+                        answered.withLock { $0 += tally.answered }
                     } catch {
                         failure.withLock { $0 = $0 ?? "\(call.name): \(error)" }
                     }
                 }
             }
+            let pairs: [Set<FloodCall.Surface>] = [[.line, .bus], [.varlink, .ofrep]]
+            let lanes = pairs.filter { lane in calls.contains { lane.contains($0.surface) } }
+            // Both lanes side by side for `duration`, then the settled reading.
+            func half(_ duration: Duration) -> Int? {
+                let end = ContinuousClock.now + duration
+                DispatchQueue.concurrentPerform(iterations: lanes.count) { lane in
+                    while ContinuousClock.now < end, failure.withLock({ $0 == nil }) { round(lanes[lane]) }
+                }
+                return Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors, timeout: .seconds(60))
+            }
             round([.line, .bus, .varlink, .ofrep])
             let descriptors = Measure.openDescriptors(of: pid)
             guard let before = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors) else { return }
-            let end = ContinuousClock.now + .seconds(seconds)
-            let pairs: [Set<FloodCall.Surface>] = [[.line, .bus], [.varlink, .ofrep]]
-            let lanes = pairs.filter { lane in calls.contains { lane.contains($0.surface) } }
-            DispatchQueue.concurrentPerform(iterations: lanes.count) { lane in
-                while ContinuousClock.now < end, failure.withLock({ $0 == nil }) {
-                    round(lanes[lane])
-                    rounds.withLock { $0 += 1 }
-                }
-            }
-            let after = Measure.settledAnonymousKiB(pid: pid, descriptors: descriptors, timeout: .seconds(60))
+            answered.withLock { $0 = 0 }
+            let middle = half(.seconds(seconds) / 2)
+            let firstCalls = answered.withLock { $0 }
+            let after = half(.seconds(seconds) / 2)
+            let secondCalls = answered.withLock { $0 } - firstCalls
             let grown = after.map { $0 - before } ?? .max
+            let grownLate = after.flatMap { after in middle.map { after - $0 } } ?? .max
             let problem = failure.withLock { $0 }
-            held = problem == nil && grown < 1024
-            let name = "RssAnon after \(seconds) s of every kind (\(rounds.withLock { $0 }) rounds)"
+            // Under a sanitizer memory is held in quarantine and says nothing of the daemon: the run must only
+            // go through.
+            let judged = !Sanitizer.isActive
+            let wholeMet = grown < 2048 || !judged
+            let lateMet = grownLate < 1024 || !judged
+            held = problem == nil && wholeMet && lateMet
+            let section = "call soak"
             report.add(
-                "call soak", name, Double(grown), "KiB", target: "< 1024 KiB over the first round", met: held)
-            if let problem { report.add("call soak", "(stopped: \(problem))", .nan, "") }
+                section, "RssAnon after \(seconds) s of every kind (\(firstCalls + secondCalls) calls)",
+                Double(grown), "KiB", target: judged ? "< 2048 KiB over the first round" : "(not judged: sanitizer)",
+                met: wholeMet)
+            report.add(
+                section, "RssAnon over the second half (\(secondCalls) calls)", Double(grownLate), "KiB",
+                target: judged ? "< 1024 KiB" : "(not judged: sanitizer)", met: lateMet)
+            if let problem { report.add(section, "(stopped: \(problem))", .nan, "") }
         }
         return held
     }

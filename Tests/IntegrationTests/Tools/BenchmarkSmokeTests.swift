@@ -86,4 +86,23 @@ import Testing
             #expect(table.contains("| \(name) |"), "the table lacks \(name)")
         }
     }
+
+    @Test("pwflags-bench --call-soak passes on a few kinds of every surface and reports both halves")
+    func shortCallSoakPasses() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let jsonPath = directory.file("call-soak.json")
+        let kinds = "line.get,line.refresh,bus.Get,bus.LogImpression,varlink.Get,ofrep.one"
+        let outcome = try Command.run(
+            DaemonProcess.executable("pwflags-bench"), ["--call-soak", "4", "--kinds", kinds, "--json", jsonPath],
+            check: false, timeout: .seconds(120))
+        #expect(outcome.status == 0, "\(outcome.stdout.suffix(2000)) \(outcome.stderr.suffix(2000))")
+        let json = try JSONValue(parsing: String(contentsOfFile: jsonPath, encoding: .utf8))
+        let figures = (json["figures"]?.arrayValue ?? []).filter { $0["section"]?.stringValue == "call soak" }
+        let names = figures.compactMap { $0["name"]?.stringValue }
+        #expect(names.contains { $0.hasPrefix("RssAnon after 4 s of every kind (") }, "\(names)")
+        #expect(names.contains { $0.hasPrefix("RssAnon over the second half (") }, "\(names)")
+        // Calls were made in both halves: the counts in the names are not 0.
+        #expect(!names.contains { $0.contains("(0 calls)") }, "\(names)")
+    }
 }

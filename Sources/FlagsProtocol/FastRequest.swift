@@ -34,6 +34,17 @@ public enum FastRequest: Equatable, Sendable {
         }
     }
 
+    /// The key of a Varlink `io.github.pwflagsd.Flags.Get` call in its plain shape
+    /// (`{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"…"}}`, members in any order, no `more`,
+    /// `oneway` or other member), or nil: the call then takes the general path (`VarlinkCall.decode` and `Call`),
+    /// which answers it the same way.
+    public static func varlinkGetKey(_ message: ArraySlice<UInt8>) -> String? {
+        message.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(bytes: buffer)
+            return scanner.varlinkGet()
+        }
+    }
+
     /// What the scanner found, with the id as a range of the line.
     private enum Scanned {
         case get(Range<Int>, String)
@@ -100,6 +111,37 @@ public enum FastRequest: Equatable, Sendable {
                 return .getAll(id)
             }
             return nil
+        }
+
+        mutating func varlinkGet() -> String? {
+            var method: Slice<UnsafeBufferPointer<UInt8>>?
+            var key: String?
+            var sawParameters = false
+            skipSpace()
+            guard consume(UInt8(ascii: "{")) else { return nil }
+            repeat {
+                skipSpace()
+                guard let name = plainString(), consumeColon() else { return nil }
+                if Self.equals(name, "method") {
+                    guard method == nil, let value = plainString() else { return nil }
+                    method = value
+                } else if Self.equals(name, "parameters") {
+                    var defaultValue: Bool?
+                    guard !sawParameters, params(key: &key, default: &defaultValue), defaultValue == nil else {
+                        return nil
+                    }
+                    sawParameters = true
+                } else {
+                    return nil
+                }
+                skipSpace()
+            } while consume(UInt8(ascii: ","))
+            guard consume(UInt8(ascii: "}")) else { return nil }
+            skipSpace()
+            guard index == bytes.endIndex, let method, Self.equals(method, "io.github.pwflagsd.Flags.Get") else {
+                return nil
+            }
+            return key
         }
 
         /// `{"key":"…","default":true}` with either member optional.

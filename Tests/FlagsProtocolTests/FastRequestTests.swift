@@ -74,4 +74,47 @@ import Testing
             #expect(try JSONValue(parsing: Array(id)) == request.id)
         }
     }
+
+    static let varlinkRecognised: [String] = [
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"new_checkout"}}"#,
+        #" { "parameters" : { "key" : "é😀" } , "method" : "io.github.pwflagsd.Flags.Get" } "#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":""}}"#,
+    ]
+
+    static let varlinkLeftToTheGeneralPath: [String] = [
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"new\u005fcheckout"}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"k"},"oneway":true}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"k"},"more":false}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"k","default":true}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"a","key":"b"}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":5}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get"}"#,
+        #"{"method":"io.github.pwflagsd.Flags.GetAll","parameters":{"key":"k"}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","method":"x","parameters":{"key":"k"}}"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"k"}} trailing"#,
+        #"{"method":"io.github.pwflagsd.Flags.Get","parameters":{"key":"k"},}"#,
+        #"{"id":1,"method":"get","params":{"key":"k"}}"#,
+        #"{"#,
+        "",
+    ]
+
+    @Test("A Varlink Get in its plain shape is recognised", arguments: varlinkRecognised)
+    func recognisesVarlinkGet(message: String) {
+        #expect(FastRequest.varlinkGetKey(ArraySlice(message.utf8)) != nil)
+    }
+
+    @Test("Any other Varlink message is left to the general path", arguments: varlinkLeftToTheGeneralPath)
+    func stepsAsideForVarlink(message: String) {
+        #expect(FastRequest.varlinkGetKey(ArraySlice(message.utf8)) == nil)
+    }
+
+    @Test("The Varlink Get the scanner reads is the call the general path reads", arguments: varlinkRecognised)
+    func varlinkAgreesWithTheGeneralPath(message: String) throws {
+        let key = try #require(FastRequest.varlinkGetKey(ArraySlice(message.utf8)))
+        let call = try VarlinkCall.decode(ArraySlice(message.utf8)).get()
+        #expect(call.method == "io.github.pwflagsd.Flags.Get")
+        #expect(!call.more && !call.oneway && !call.upgrade)
+        #expect(try Call(method: "get", params: call.parameters) == .get(key: key))
+    }
 }

@@ -8,7 +8,8 @@ import FlagsProtocol
 ///   stops at the first line over the limit.
 /// - JSON that parses serializes to one line that parses back to the same value and the same bytes.
 /// - `Request.decode` and `Call` never trap; a decoded request encodes to a line that decodes to itself.
-/// - When `FastRequest` answers, the general path answers the same call and the same id bytes.
+/// - When `FastRequest` answers, the general path answers the same call and the same id bytes (for a Varlink
+///   `Get` too).
 /// - Every error the daemon would write for the line is one line of JSON that a client reads back.
 public enum ProtocolFuzzCheck {
     /// What the framer returns, in order; ends at the first `.tooLong`.
@@ -97,6 +98,7 @@ public enum ProtocolFuzzCheck {
                 if let problem = checkErrorLine(id: request.id ?? .null, error: error) { return problem }
             }
         }
+        if let problem = checkVarlinkGet(line) { return problem }
         guard let fast = FastRequest.scan(line) else { return nil }
         guard let general else { return "FastRequest answered \(fast) where the general path refused" }
         let id: ArraySlice<UInt8>
@@ -115,6 +117,18 @@ public enum ProtocolFuzzCheck {
         guard Array(id) == generalID else {
             return "FastRequest echoes id \(text(Array(id))), the general path \(text(generalID))"
         }
+        return nil
+    }
+
+    /// When `FastRequest.varlinkGetKey` reads a key, the general Varlink path reads the same `Get` call.
+    static func checkVarlinkGet(_ message: ArraySlice<UInt8>) -> String? {
+        guard let key = FastRequest.varlinkGetKey(message) else { return nil }
+        guard case .success(let call) = VarlinkCall.decode(message) else {
+            return "the Varlink fast path read Get \(key) where VarlinkCall.decode refused"
+        }
+        guard call.method == "io.github.pwflagsd.Flags.Get", !call.more, !call.oneway, !call.upgrade,
+            (try? Call(method: "get", params: call.parameters)) == .get(key: key)
+        else { return "the Varlink fast path read Get \(key), the general path \(call)" }
         return nil
     }
 

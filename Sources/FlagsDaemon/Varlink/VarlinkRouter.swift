@@ -48,6 +48,10 @@ final class VarlinkRouter {
         _ message: ArraySlice<UInt8>, on connection: VarlinkConnection, snapshot: FlagSnapshot,
         limits: ServerLimits, openConnections: Int
     ) {
+        // The commonest call, in the shape clients send it, is answered without building a JSON tree.
+        if let key = FastRequest.varlinkGetKey(message) {
+            return writeGet(key, of: snapshot, on: connection)
+        }
         let call: VarlinkCall
         switch VarlinkCall.decode(message) {
         case .failure(let error):
@@ -106,9 +110,7 @@ final class VarlinkRouter {
         switch typed {
         case .get(let key):
             guard reply else { return }
-            VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
-            GetResult.write(encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
-            VarlinkReply.writeSuffix(to: &connection.output.bytes)
+            writeGet(key, of: snapshot, on: connection)
         case .getAll:
             guard reply else { return }
             VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
@@ -215,6 +217,13 @@ final class VarlinkRouter {
     }
 
     /// The `flags` array of `keys` (nil: every flag, the snapshot's shared encoding queued by reference).
+    /// `Get`'s reply: `{"parameters":{"flag":…}}`, the flag as the snapshot encoded it, or null.
+    private func writeGet(_ key: String, of snapshot: FlagSnapshot, on connection: VarlinkConnection) {
+        VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
+        GetResult.write(encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
+        VarlinkReply.writeSuffix(to: &connection.output.bytes)
+    }
+
     private func writeFlags(_ keys: Set<FlagKey>?, of snapshot: FlagSnapshot, on connection: VarlinkConnection) {
         guard let keys else {
             if snapshot.encodedList.count < 4096 {

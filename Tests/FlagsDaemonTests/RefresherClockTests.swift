@@ -317,6 +317,30 @@ import Testing
         #expect(rig.fetcher.fetches == ["hwid-1", "user-2"])
     }
 
+    @Test(
+        "A user change between a request's start and its first step supersedes it: nothing sent from it, no failure counted, and the loop sends the new user's request"
+    )
+    func userChangeBeforeTheRequestRuns() async throws {
+        let rig = try Rig(clock: ManualClock(holdingSleeps: true))
+        defer { rig.directory.remove() }
+        rig.fetcher.failWhenCancelled()
+        await rig.refresher.start()
+        let result = await rig.refresher.startThenChangeUser(to: "user-2")
+        guard case .superseded = result else {
+            Issue.record("the first request ended as \(result)")
+            return
+        }
+        // It used to take the new user and generation at its first step and send from the cancelled task: the
+        // send failed (cancelled) and counted as a failure, so the new user's flags waited for the backoff.
+        #expect(rig.fetcher.fetches.isEmpty)
+        #expect(await rig.refresher.policy.failures == 0)
+        let loop = Task { await rig.refresher.run() }
+        defer { loop.cancel() }
+        try await Self.fetches(1, of: rig.fetcher)
+        #expect(rig.fetcher.fetches == ["user-2"])
+        #expect(await rig.refresher.policy.failures == 0)
+    }
+
     @Test("Cancelling run() ends it while it sleeps, and leaves no sleep behind")
     func cancellationEndsRun() async throws {
         let rig = try Rig(clock: ManualClock(holdingSleeps: true))
@@ -328,5 +352,15 @@ import Testing
         await loop.value
         #expect(rig.clock.sleeping == 0)
         #expect(rig.fetcher.fetches.count == 1)
+    }
+}
+
+extension Refresher {
+    /// Starts a request and changes the user in the same actor turn, before the request's task takes its first
+    /// step; returns how the request ended.
+    fileprivate func startThenChangeUser(to user: String) async -> FetchResult {
+        let task = startFetch(automatic: true)
+        _ = setUserId(user)
+        return await task.value
     }
 }

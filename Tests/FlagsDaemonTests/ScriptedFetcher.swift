@@ -16,6 +16,7 @@ final class ScriptedFetcher: FlagFetcher {
         var impressions: [String] = []
         var waiting: [CheckedContinuation<Void, Never>] = []
         var holdImpressions = false
+        var failWhenCancelled = false
     }
 
     private let state = Locked(State())
@@ -28,9 +29,16 @@ final class ScriptedFetcher: FlagFetcher {
     /// The user id of every fetch so far.
     var fetches: [String] { state.withLock { $0.fetches } }
 
+    /// From now on a fetch from a cancelled task fails as the libcurl client's does (`cancelled`), after it is
+    /// counted.
+    func failWhenCancelled() {
+        state.withLock { $0.failWhenCancelled = true }
+    }
+
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
         state.withLock {
             $0.fetches.append(userId)
+            if $0.failWhenCancelled, Task.isCancelled { return .failure(.noReply("cancelled", kind: .cancelled)) }
             return $0.flagReply
         }
     }

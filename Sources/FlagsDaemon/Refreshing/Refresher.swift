@@ -201,22 +201,37 @@ actor Refresher {
     /// meantime shares it.
     /// `trigger` names what asked, for `metrics`: the policy's triggers, or `call` for a caller's `refresh`.
     func fetch(automatic: Bool, trigger: String = "call") async -> FetchResult {
+        await startFetch(automatic: automatic, trigger: trigger).value
+    }
+
+    /// The request in flight for the current user, or a new one: `fetch` without the wait (internal for the
+    /// tests, which change the user between a request's start and its task's first step).
+    func startFetch(automatic: Bool, trigger: String = "call") -> Task<FetchResult, Never> {
         switch phase {
-        case .retired: return .failed(Self.retiredError)
-        case .fetching(let generation, let task) where generation == self.generation: return await task.value
+        case .retired: return Task { .failed(Self.retiredError) }
+        case .fetching(let generation, let task) where generation == self.generation: return task
         case .idle, .fetching: break
         }
         let now = clock.bootNow()
         let delay = automatic ? 0 : policy.earliestCallerRequest(now: now) - now
+        let generation = self.generation
         // Unstructured because callers share it: the one who started it may go while others still wait on it.
-        let task = Task { await self.performFetch(automatic: automatic, trigger: trigger, after: delay) }
+        let task = Task {
+            await self.performFetch(automatic: automatic, trigger: trigger, after: delay, generation: generation)
+        }
         phase = .fetching(generation: generation, task: task)
-        return await task.value
+        return task
     }
 
-    private func performFetch(automatic: Bool, trigger: String, after delay: Double) async -> FetchResult {
+    /// One request for the user of `generation`. Every step after a wait checks that the user is still that one:
+    /// a `setUserId` that comes between the task's start and its first step (it cancels the task) must neither
+    /// send for the new user from this task nor count the cancelled send as a failure; the loop sends the new
+    /// user's own request.
+    private func performFetch(
+        automatic: Bool, trigger: String, after delay: Double, generation: Int
+    ) async -> FetchResult {
+        guard generation == self.generation else { return .superseded }
         if delay > 0 {
-            let generation = self.generation
             await clock.sleep(until: clock.bootNow() + delay)
             guard generation == self.generation else { return .superseded }
             if Task.isCancelled { return .failed(.notSent("the daemon is stopping")) }
@@ -231,7 +246,6 @@ actor Refresher {
         if let error = heldError() { return .failed(error) }
         policy.requestStarted(now: clock.bootNow())
         publish()
-        let generation = self.generation
         let result = await provider.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
         // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.

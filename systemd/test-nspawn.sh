@@ -13,11 +13,10 @@
 # (util-linux), dpkg-dev (systemd/build-deb.sh builds the package from BINDIR twice: its own version and a higher
 # one), and Debian's mirror (debootstrap, and apt inside the container resolving the package's Depends).
 #
-# The root: `debootstrap --variant=minbase SUITE` plus systemd and dbus (to boot it and drive it, as apt would
-# install systemd with its Recommends; dbus-broker and dbus-user-session come from the mirror during the run), procps (ps, pgrep) and python3 (the fake Pushwoosh and the OFREP client of
-# the checks), nothing the package depends on besides systemd. It is
-# made once and kept in $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase; delete it to
-# make it again); its package lists are refreshed when older than a day. The container boots it read-only under
+# The root: systemd/make-test-root.sh makes it (debootstrap --variant=minbase plus systemd, dbus, procps and
+# python3; dbus-broker and dbus-user-session come from the mirror during the run) once, keeps it in
+# $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase; delete it to make it again) and
+# refreshes its package lists when older than a day. The container boots it read-only under
 # a throw-away tmpfs overlay (--volatile=overlay), so every run starts from the same clean machine. It shares
 # the host's network, for apt.
 #
@@ -53,7 +52,6 @@ SUITE=${PWFLAGSD_NSPAWN_SUITE:-bookworm}
 LIBCURL=libcurl4
 [[ $SUITE == trixie ]] && LIBCURL=libcurl4t64
 ROOT=${PWFLAGSD_NSPAWN_ROOT:-/var/cache/pwflagsd-test/$SUITE-minbase}
-MIRROR=${PWFLAGSD_NSPAWN_MIRROR:-http://deb.debian.org/debian}
 START=$(date +%s)
 
 passed=0
@@ -103,8 +101,6 @@ cleanup() {
         [[ -d $cgroup ]] && echo "test-nspawn: could not remove $cgroup" >&2
     done
     rm -rf --one-file-system "$WORK"
-    # A root being made when the run was interrupted is not kept half made.
-    rm -rf --one-file-system "$ROOT.new"
     # nspawn leaves its (empty) propagation directory when /run is not a tmpfs.
     rm -rf --one-file-system "/run/systemd/nspawn/propagate/$MACHINE"
     exit "$status"
@@ -137,28 +133,7 @@ check "build pwflagsd_${VERSION}+upgrade1" env PWFLAGSD_DEB_VERSION="$VERSION+up
 cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
 
 echo "# the clean root: $ROOT (Debian $SUITE)"
-ROOT_START=$(date +%s)
-# What the root is made of; a root made otherwise (an older version of this script) is made again.
-PACKAGES=systemd,systemd-sysv,dbus,procps,python3
-RECIPE="debootstrap --variant=minbase --include=$PACKAGES $SUITE $MIRROR"
-if [[ $(cat "$ROOT/.pwflagsd-test-root" 2>/dev/null) != "$RECIPE" ]]; then
-    # Made beside its final place and renamed when complete, so a failed debootstrap leaves no root behind.
-    rm -rf --one-file-system "$ROOT" "$ROOT.new"
-    mkdir -p "$(dirname "$ROOT")"
-    debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT.new" "$MIRROR" \
-        >"$WORK/debootstrap.log" 2>&1 || { tail -30 "$WORK/debootstrap.log"; die "debootstrap failed"; }
-    printf 'deb %s %s main\ndeb %s %s-updates main\ndeb %s-security %s-security main\n' \
-        "$MIRROR" "$SUITE" "$MIRROR" "$SUITE" "${MIRROR%/debian}/debian" "$SUITE" >"$ROOT.new/etc/apt/sources.list"
-    echo "$RECIPE" >"$ROOT.new/.pwflagsd-test-root"
-    mv "$ROOT.new" "$ROOT"
-    echo "# made the root in $(($(date +%s) - ROOT_START)) s"
-fi
-# Fresh package lists, so that apt finds the Depends' current versions on the mirror.
-if [[ -z $(find "$ROOT/var/lib/apt/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 -print -quit) ]]; then
-    cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-    chroot "$ROOT" apt-get update -q >"$WORK/apt-update.log" 2>&1 || { cat "$WORK/apt-update.log"; die "apt-get update in the root failed"; }
-    echo "# refreshed the root's package lists"
-fi
+"$REPO/systemd/make-test-root.sh" "$SUITE" || die "the clean root could not be made"
 check "the root is clean: no pwflagsd, no $LIBCURL, no /opt/swift" sh -c '
     ! chroot "$1" dpkg -s pwflagsd >/dev/null 2>&1 && ! chroot "$1" dpkg -s "$2" >/dev/null 2>&1 &&
     [ ! -e "$1/opt/swift" ]' sh "$ROOT" "$LIBCURL"

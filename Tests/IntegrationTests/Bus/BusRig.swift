@@ -56,6 +56,9 @@ final class BusRig {
 
     /// Starts the bus; returns once it listens (it prints its address when it does).
     func start() throws {
+        // A missing bus fails here, by name, rather than as a daemon that never owns its name.
+        let program = kind == .dbusDaemon ? "/usr/bin/dbus-daemon" : "/usr/bin/dbus-broker-launch"
+        guard access(program, X_OK) == 0 else { throw BusRigError.missing(program) }
         let process = Process()
         switch kind {
         case .dbusDaemon:
@@ -208,8 +211,16 @@ final class BusRig {
     }
 }
 
-enum BusRigError: Error {
+enum BusRigError: Error, CustomStringConvertible {
     case notStarted
+    case missing(String)
+
+    var description: String {
+        switch self {
+        case .notStarted: "the bus did not print its address within 10 s"
+        case .missing(let program): "\(program) is missing (apt-get install dbus dbus-broker)"
+        }
+    }
 }
 
 /// A command that keeps running (`dbus-monitor`, a Python listener), its stdout read line by line.

@@ -14,31 +14,36 @@ enum KeptPerCall {
     /// Per call, past which a kind is reported as keeping memory.
     static let noise = 16.0
 
-    /// The daemon the rows measure: the local file, on the line socket, a private bus, a Varlink socket and an
-    /// OFREP socket without a rate limit; `body` gets the daemon and the address of each surface.
+    /// The daemon the rows measure: the local file, on the line socket and, as far as `calls` use them, a
+    /// private bus, a Varlink socket and an OFREP socket without a rate limit (so that `--kinds` narrowed to the
+    /// older surfaces also measures a daemon that predates Varlink); `body` gets the daemon and the address of
+    /// each surface.
     static func withDaemon(
-        bench: Benchmark, report: Report, directory: TemporaryDirectory,
+        bench: Benchmark, report: Report, directory: TemporaryDirectory, calls: [FloodCall],
         _ body: (DaemonProcess, @escaping @Sendable (FloodCall.Surface) -> String) throws -> Void
     ) throws {
-        guard let bus = try PrivateBus(directory: directory) else {
+        let surfaces = Set(calls.map(\.surface))
+        let bus = surfaces.contains(.bus) ? try PrivateBus(directory: directory) : nil
+        if surfaces.contains(.bus) && bus == nil {
             report.add(section, "(dbus-daemon missing)", .nan, "B")
             return
         }
-        defer { bus.stop() }
+        defer { bus?.stop() }
         let ofrep = directory.file("kept-ofrep.sock")
         let varlink = directory.file("kept-varlink.sock")
+        var extra = bus == nil ? "" : "[DBus]\nBus=session\n"
+        if surfaces.contains(.ofrep) { extra += "[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n" }
+        if surfaces.contains(.varlink) { extra += "[Varlink]\nSocketPath=\(varlink)\n" }
         let daemon = try bench.localDaemon(
-            flags: 100, name: "kept",
-            extra: "[DBus]\nBus=session\n[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n"
-                + "[Varlink]\nSocketPath=\(varlink)\n",
-            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+            flags: 100, name: "kept", extra: extra,
+            environment: bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0.address] } ?? [:])
         defer { daemon.cleanUp() }
-        guard try CallFlood.waitForBusName(at: bus.address) else {
+        if let bus, try !CallFlood.waitForBusName(at: bus.address) {
             report.add(section, "(the daemon never owned its name)", .nan, "B")
             return
         }
         let socketPath = daemon.socketPath
-        let busAddress = bus.address
+        let busAddress = bus?.address ?? ""
         try body(daemon) { surface in
             switch surface {
             case .line: socketPath
@@ -57,14 +62,15 @@ enum KeptPerCall {
     static func run(
         bench: Benchmark, quick: Bool, kinds: Set<String>? = nil, report: Report, directory: TemporaryDirectory
     ) throws {
-        try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
+        let calls = catalogue(kinds)
+        try withDaemon(bench: bench, report: report, directory: directory, calls: calls) { daemon, address in
             let pid = daemon.process.processIdentifier
             // Under a sanitizer (the smoke test's ASan run) the figures mean nothing and a call costs several
             // times as much: 200 of each, read after a shorter quiet, still runs every kind through the bench.
             let count = quick ? (Sanitizer.isActive ? 200 : 2_000) : 100_000
             let quiet: Duration = Sanitizer.isActive ? .milliseconds(100) : .milliseconds(400)
             var worst = 0.0
-            for call in catalogue(kinds) {
+            for call in calls {
                 // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a
                 // call.
                 let calls = call.writesState ? count / 10 : count
@@ -99,9 +105,9 @@ enum KeptPerCall {
         seconds: Int, kinds: Set<String>? = nil, bench: Benchmark, report: Report, directory: TemporaryDirectory
     ) throws -> Bool {
         var held = false
-        try withDaemon(bench: bench, report: report, directory: directory) { daemon, address in
+        let calls = catalogue(kinds)
+        try withDaemon(bench: bench, report: report, directory: directory, calls: calls) { daemon, address in
             let pid = daemon.process.processIdentifier
-            let calls = catalogue(kinds)
             let answered = Locked(0)
             let failure = Locked<String?>(nil)
             @Sendable func round(_ surfaces: Set<FloodCall.Surface>) {

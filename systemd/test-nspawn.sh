@@ -630,7 +630,9 @@ check "disable --now pwflagsd-ofrep.socket; restarted, pwflagsd serves without i
 
 echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
 # The container shares the host's network (apt needs it): a port of this run's own.
-UPSTREAM_PORT=$((20000 + $$ % 20000))
+# Below Linux's ephemeral range (32768 and up), so that no client socket on the host (the container shares its
+# network; CI runs the tests beside it) holds it.
+UPSTREAM_PORT=$((20000 + $$ % 12000))
 in_ct tee /root/fake-pushwoosh.py >/dev/null <<'PY'
 import http.server, json, sys
 reply = {"status_code": 200, "status_message": "OK", "response": json.load(open("/usr/share/pwflagsd/demo-flags.json"))}
@@ -802,7 +804,8 @@ check "apt-get remove pwflagsd stops sockets before services: no \"can still be 
     out=$(DEBIAN_FRONTEND=noninteractive apt-get remove -y -q pwflagsd 2>&1); status=$?; printf "%s\n" "$out"
     [ "$status" = 0 ] && ! printf "%s\n" "$out" | grep -q "can still be activated"'
 check "no pwflagsd socket is listening, no pwflagsd process runs, no /run/pwflagsd* is left" in_ct sh -c '
-    ! grep pwflagsd /proc/net/unix && ! pgrep -x pwflagsd && [ -z "$(find /run -maxdepth 1 -name "pwflagsd*")" ] &&
+    ! grep -E " /run/(user/[0-9]+/)?pwflagsd" /proc/net/unix && ! pgrep -x pwflagsd &&
+    [ -z "$(find /run -maxdepth 1 -name "pwflagsd*")" ] &&
     ! systemctl is-active -q pwflagsd.socket pwflagsd.service pwflagsd@net.socket pwflagsd@net.service'
 check "the configuration, the state and the enable links stay after remove" in_ct sh -c '
     grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && test -d /var/lib/private/pwflagsd &&

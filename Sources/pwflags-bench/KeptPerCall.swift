@@ -75,8 +75,8 @@ enum KeptPerCall {
             for call in calls {
                 // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a
                 // call.
-                let calls = call.writesState ? count / 10 : count
-                _ = try CallFlood.run(call, count: calls / 10, at: address(call.surface))
+                let made = call.writesState ? count / 10 : count
+                _ = try CallFlood.run(call, count: made / 10, at: address(call.surface))
                 let descriptors = Measure.openDescriptors(of: pid)
                 // Hung-up calls are still being carried out when a flood returns (up to MaxConnections of them,
                 // each holding its connection): both readings wait until every connection opened since is closed.
@@ -86,16 +86,17 @@ enum KeptPerCall {
                     let before = Measure.settledAnonymousKiB(
                         pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)
                 else { break }
-                let tally = try CallFlood.run(call, count: calls, at: address(call.surface))
+                let tally = try CallFlood.run(call, count: made, at: address(call.surface))
                 guard
                     let after = Measure.settledAnonymousKiB(
                         pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)
                 else { break }
                 let drained = (Measure.openDescriptors(of: pid) ?? .max) <= (descriptors ?? .max)
-                let perCall = Double(after - before) * 1024 / Double(calls)
+                let perCall = Double(after - before) * 1024 / Double(made)
                 worst = max(worst, perCall)
                 let name = "\(call.name) (\(tally.answered) calls)"
-                report.add(section, drained ? name : name + ", connections still open after 300 s", perCall, "B")
+                let undrained = ", connections still open after \(settleLimit.components.seconds) s"
+                report.add(section, drained ? name : name + undrained, perCall, "B")
             }
             report.add(section, "the most any kind kept", worst, "B", target: "≤ \(Int(noise))", met: worst <= noise)
         }

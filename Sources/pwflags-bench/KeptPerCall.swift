@@ -76,12 +76,13 @@ enum KeptPerCall {
                 // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a
                 // call.
                 let made = call.writesState ? count / 10 : count
-                _ = try CallFlood.run(call, count: made / 10, at: address(call.surface))
-                let descriptors = Measure.openDescriptors(of: pid)
                 // Hung-up calls are still being carried out when a flood returns (up to MaxConnections of them,
-                // each holding its connection): both readings wait until every connection opened since is closed.
-                // A 100-flag Refresh backlog has taken over a minute here; a reading taken before it drained
-                // counted the calls in flight as kept.
+                // each holding its connection): both readings wait until the daemon is back to the descriptors it
+                // had before the warm-up. A 100-flag Refresh backlog has taken over a minute here; a reading taken
+                // before it drained counted the calls in flight as kept (or, taken after the warm-up, as given
+                // back).
+                let descriptors = Measure.openDescriptors(of: pid)
+                _ = try CallFlood.run(call, count: made / 10, at: address(call.surface))
                 guard
                     let before = Measure.settledAnonymousKiB(
                         pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)

@@ -124,7 +124,7 @@ import UnixIO
         #expect(try routing.route(line, on: connection).isEmpty, "\(method) is answered later")
         #expect(connection.busy)
         let work = try #require(routing.handed.withLock { $0.first })
-        #expect(work.connection == connection.id)
+        #expect(work.connection == connection.key)
         #expect(Array(work.requestID?.text ?? []) == Array("1".utf8))
         #expect(routing.router.metrics.requests[method] == 1)
         var answer: [UInt8] = []

@@ -51,6 +51,10 @@ actor Refresher {
     /// Grows with every user change, so that an answer for the previous user is recognised and dropped.
     var generation = 0
     var phase = Phase.idle
+    /// `refresh` of a source that serves itself: whether a read of it runs, and the callers who came during that
+    /// read and share the next (`readItself`).
+    var readRunning = false
+    var readWaiters: [CheckedContinuation<Result<Void, PushwooshError>, Never>] = []
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     var wallOffset: Double
     /// Ends the loop's sleep when a call changed what the policy waits for.

@@ -3,7 +3,7 @@ import FlagsProtocol
 import UnixIO
 
 /// One client connection, owned by the server loop's thread and touched by nothing else.
-final class Connection: EngineConnection {
+final class Connection: IdentifiedConnection {
     /// Unique for the daemon's life; file descriptors are reused, ids are not.
     let id: UInt64
     let fd: Int32

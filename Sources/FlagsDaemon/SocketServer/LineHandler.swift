@@ -16,7 +16,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     enum Mail: Sendable {
         /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
         case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
-        case completion(connection: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>)
+        case completion(connection: ConnectionKey, requestID: RequestID?, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case access(AccessPolicy)
         case shutdown
@@ -90,8 +90,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
             switch message {
             case .metrics(let format, let reply):
                 reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
-            case .completion(let id, let requestID, let result):
-                complete(connectionID: id, requestID: requestID, result: result)
+            case .completion(let key, let requestID, let result):
+                complete(key, requestID: requestID, result: result)
             case .limits(let newLimits): limits = newLimits
             case .access(let newAccess): router.access = newAccess
             case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
@@ -129,8 +129,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
 
     // MARK: Answers from the async side, changes of the flag set
 
-    func complete(connectionID: UInt64, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
-        guard let connection = engine.connections.values.first(where: { $0.id == connectionID }) else { return }
+    func complete(_ key: ConnectionKey, requestID: RequestID?, result: Result<any CallResult, RPCError>) {
+        guard let connection = engine.connection(key) else { return }
         connection.busy = false
         connection.activeSinceSweep = true
         if let requestID {

@@ -11,7 +11,7 @@ import UnixIO
 final class RequestRouter {
     /// A request handed to the async side because it may wait.
     struct Work: Sendable {
-        let connection: UInt64
+        let connection: ConnectionKey
         /// The id as the request sent it, owning its bytes.
         let requestID: RequestID?
         let perform: @Sendable () async -> Result<any CallResult, RPCError>
@@ -184,7 +184,7 @@ final class RequestRouter {
         _ perform: @escaping @Sendable () async -> Result<any CallResult, RPCError>
     ) {
         connection.busy = true
-        submit(Work(connection: connection.id, requestID: requestID?.detached, perform: perform))
+        submit(Work(connection: connection.key, requestID: requestID?.detached, perform: perform))
     }
 
     private func permissionError(for call: Call, on connection: Connection) -> RPCError? {

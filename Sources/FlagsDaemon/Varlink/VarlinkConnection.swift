@@ -3,7 +3,7 @@ import FlagsProtocol
 import UnixIO
 
 /// One Varlink client, owned by the Varlink engine's thread and touched by nothing else.
-final class VarlinkConnection: EngineConnection {
+final class VarlinkConnection: IdentifiedConnection {
     /// The keys a `Listen` call streams changes of (nil: every key).
     struct Listen {
         let keys: Set<FlagKey>?

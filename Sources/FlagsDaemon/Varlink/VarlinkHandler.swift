@@ -98,7 +98,7 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
 
     /// Writes the reply of a call the async side carried out, then reads the connection's next calls.
     func complete(_ work: VarlinkRouter.Work, result: Result<any CallResult, RPCError>) {
-        guard let connection = engine.connections.values.first(where: { $0.id == work.connection }) else { return }
+        guard let connection = engine.connection(work.connection) else { return }
         connection.busy = false
         connection.activeSinceSweep = true
         if !work.oneway {

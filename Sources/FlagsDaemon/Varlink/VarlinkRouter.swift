@@ -11,7 +11,7 @@ import UnixIO
 final class VarlinkRouter {
     /// A call handed to the async side because it may wait.
     struct Work: Sendable {
-        let connection: UInt64
+        let connection: ConnectionKey
         /// The Varlink method's qualified name, for its error replies.
         let method: String
         /// No reply is wanted.
@@ -252,7 +252,7 @@ final class VarlinkRouter {
         _ perform: @escaping @Sendable () async -> Result<any CallResult, RPCError>
     ) {
         connection.busy = true
-        submit(Work(connection: connection.id, method: call.method, oneway: call.oneway, perform: perform))
+        submit(Work(connection: connection.key, method: call.method, oneway: call.oneway, perform: perform))
     }
 
     /// Logs messages that are not calls at most once a second: a client that has a bug, not an attack to trace.

@@ -36,11 +36,11 @@ import UnixIO
         /// Reads the file, then (the first read only) waits for the test before it answers.
         func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
             let result = await inner.fetch(userId: userId)
-            if reads.withLock({
-                $0 += 1; return $0
-            }) == 1 {
-                for await _ in release { break }
+            let read = reads.withLock { reads in
+                reads += 1
+                return reads
             }
+            if read == 1 { for await _ in release { break } }
             return result
         }
 

@@ -6,9 +6,16 @@ import UnixIO
 /// of call on each surface, the daemon's anonymous memory before and after `count` calls, per call. A daemon that
 /// runs for months must keep nothing: the goal is 0, read as within the noise of malloc's own bookkeeping.
 ///
-/// One daemon on the local file serves the line socket, a private bus, a Varlink socket and an OFREP socket with
-/// no rate limit;
-/// each kind is warmed first (a tenth of the count), so that what a first call builds once is not counted.
+/// Each kind gets a daemon of its own on the local file, serving the line socket and whichever of a private bus,
+/// a Varlink socket and an OFREP socket (with no rate limit) the kind uses, and is warmed first (a tenth of the
+/// count), so that what a first call builds once is not counted.
+///
+/// One daemon for every kind read the calls of one kind as kept when an earlier kind had made the heap large: once
+/// trimmed, malloc's free blocks lie on pages given back, and later calls touch those pages again as they reuse
+/// the blocks. After 100,000 hung-up `refresh` calls (a 60 MB peak), 100,000 `bus.NoSuchMethod` calls read 109 B
+/// each, and three more floods 112 B, 112 B and 16 B, while malloc's bytes in use (`malloc_stats`) stayed at
+/// 1.27 MB throughout. Memory kept per call is kept again by every flood; a row above the noise is read from a
+/// second flood, and says so.
 enum KeptPerCall {
     static let section = "memory kept per call"
     /// Per call, past which a kind is reported as keeping memory.
@@ -33,6 +40,8 @@ enum KeptPerCall {
         defer { bus?.stop() }
         let ofrep = directory.file("kept-ofrep.sock")
         let varlink = directory.file("kept-varlink.sock")
+        // The daemon of an earlier kind may have left them.
+        for socket in [ofrep, varlink] { try? FileManager.default.removeItem(atPath: socket) }
         var extra = bus == nil ? "" : "[DBus]\nBus=session\n"
         if surfaces.contains(.ofrep) { extra += "[OFREP]\nListenAddress=\(ofrep)\nRequestRate=0\n" }
         if surfaces.contains(.varlink) { extra += "[Varlink]\nSocketPath=\(varlink)\n" }
@@ -64,43 +73,62 @@ enum KeptPerCall {
     static func run(
         bench: Benchmark, quick: Bool, kinds: Set<String>? = nil, report: Report, directory: TemporaryDirectory
     ) throws {
+        // Under a sanitizer (the smoke test's ASan run) the figures mean nothing and a call costs several times as
+        // much: 200 of each, read after a shorter quiet, still runs every kind through the bench.
+        let count = quick ? (Sanitizer.isActive ? 200 : 2_000) : 100_000
+        let quiet: Duration = Sanitizer.isActive ? .milliseconds(100) : .milliseconds(400)
+        var worst = 0.0
+        // A daemon for each kind; --quick, whose figures only show that every kind runs, shares one.
         let calls = catalogue(kinds)
-        try withDaemon(bench: bench, report: report, directory: directory, calls: calls) { daemon, address in
-            let pid = daemon.process.processIdentifier
-            // Under a sanitizer (the smoke test's ASan run) the figures mean nothing and a call costs several
-            // times as much: 200 of each, read after a shorter quiet, still runs every kind through the bench.
-            let count = quick ? (Sanitizer.isActive ? 200 : 2_000) : 100_000
-            let quiet: Duration = Sanitizer.isActive ? .milliseconds(100) : .milliseconds(400)
-            var worst = 0.0
-            for call in calls {
-                // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes a
-                // call.
-                let made = call.writesState ? count / 10 : count
-                // Hung-up calls are still being carried out when a flood returns (up to MaxConnections of them,
-                // each holding its connection): both readings wait until the daemon is back to the descriptors it
-                // had before the warm-up. A 100-flag Refresh backlog has taken over a minute here; a reading taken
-                // before it drained counted the calls in flight as kept (or, taken after the warm-up, as given
-                // back).
-                let descriptors = Measure.openDescriptors(of: pid)
-                _ = try CallFlood.run(call, count: made / 10, at: address(call.surface))
-                guard
-                    let before = Measure.settledAnonymousKiB(
-                        pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)
-                else { break }
-                let tally = try CallFlood.run(call, count: made, at: address(call.surface))
-                guard
-                    let after = Measure.settledAnonymousKiB(
-                        pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)
-                else { break }
-                let drained = (Measure.openDescriptors(of: pid) ?? .max) <= (descriptors ?? .max)
-                let perCall = Double(after - before) * 1024 / Double(made)
-                worst = max(worst, perCall)
-                let name = "\(call.name) (\(tally.answered) calls)"
-                let undrained = ", connections still open after \(settleLimit.components.seconds) s"
-                report.add(section, drained ? name : name + undrained, perCall, "B")
+        for group in quick ? [calls] : calls.map({ [$0] }) {
+            try withDaemon(bench: bench, report: report, directory: directory, calls: group) { daemon, address in
+                let pid = daemon.process.processIdentifier
+                /// One flood of `made` calls of `call` between two settled readings: bytes per call, calls answered, and
+                /// whether every connection had closed by the second reading; nil when the daemon is gone.
+                func measure(_ call: FloodCall, _ made: Int) throws -> (perCall: Double, answered: Int, drained: Bool)?
+                {
+                    // Hung-up calls are still being carried out when a flood returns (up to MaxConnections of
+                    // them, each holding its connection): both readings wait until the daemon is back to the
+                    // descriptors it had before the warm-up, or a reading counts the calls in flight as kept.
+                    // A new daemon opens some of its descriptors after its socket is ready: a few calls find its
+                    // listeners open, and a quiet heap that it has finished starting.
+                    _ = try CallFlood.run(call, count: 10, at: address(call.surface))
+                    _ = Measure.settledAnonymousKiB(pid: pid, quiet: quiet)
+                    let descriptors = Measure.openDescriptors(of: pid)
+                    _ = try CallFlood.run(call, count: made / 10, at: address(call.surface))
+                    guard
+                        let before = Measure.settledAnonymousKiB(
+                            pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)
+                    else { return nil }
+                    let tally = try CallFlood.run(call, count: made, at: address(call.surface))
+                    guard
+                        let after = Measure.settledAnonymousKiB(
+                            pid: pid, descriptors: descriptors, quiet: quiet, timeout: settleLimit)
+                    else { return nil }
+                    let drained = (Measure.openDescriptors(of: pid) ?? .max) <= (descriptors ?? .max)
+                    return (Double(after - before) * 1024 / Double(made), tally.answered, drained)
+                }
+                for call in group {
+                    // The state-writing kinds sync a file each time: a tenth as many, which still shows 100 bytes
+                    // a call.
+                    let made = call.writesState ? count / 10 : count
+                    guard var reading = try measure(call, made) else {
+                        report.add(section, "\(call.name) (the daemon ended)", .nan, "B")
+                        return
+                    }
+                    var again = ""
+                    if reading.perCall > noise && !quick, let second = try measure(call, made) {
+                        again = ", a second flood (the first read \(Int(reading.perCall.rounded())) B)"
+                        reading = second
+                    }
+                    worst = max(worst, reading.perCall)
+                    let name = "\(call.name) (\(reading.answered) calls)" + again
+                    let undrained = ", connections still open after \(settleLimit.components.seconds) s"
+                    report.add(section, reading.drained ? name : name + undrained, reading.perCall, "B")
+                }
             }
-            report.add(section, "the most any kind kept", worst, "B", target: "≤ \(Int(noise))", met: worst <= noise)
         }
+        report.add(section, "the most any kind kept", worst, "B", target: "≤ \(Int(noise))", met: worst <= noise)
     }
 
     /// The soak CI runs (`--call-soak SECONDS`): for `seconds`, every kind of call on every surface, 200 of each

@@ -99,6 +99,7 @@ do {
         // The OFREP event stream's push latency beside the line protocol's, alone.
         try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     if arguments.contains("--get-only") {
@@ -117,6 +118,7 @@ do {
         // How often the idle daemon wakes, alone (67 s each way, with and without a watchdog; 22 s with --quick).
         try Wakeups.run(bench: bench, quick: quick, report: report)
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     if arguments.contains("--c-library-only") {
@@ -124,12 +126,14 @@ do {
         try CLibraryBenchmark.run(
             bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     if arguments.contains("--dbus-only") {
         // The D-Bus rows alone.
         try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     if let index = arguments.firstIndex(of: "--call-soak"), arguments.indices.contains(index + 1),
@@ -146,12 +150,14 @@ do {
         // What each kind of call keeps once answered, alone (2,000 calls of each with --quick, else 100,000).
         try KeptPerCall.run(bench: bench, quick: quick, kinds: kinds, report: report, directory: directory)
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     if arguments.contains("--varlink-only") {
         // The Varlink rows alone.
         try VarlinkBenchmark.run(bench: bench, quick: quick, report: report)
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     if arguments.contains("--footprint-only") {
@@ -162,6 +168,7 @@ do {
         try bench.memory()
         try bench.startup(benchPath: CommandLine.arguments[0])
         print(report.table())
+        writeJSON()
         TerminationSignals.exit(0)
     }
     try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)

@@ -83,6 +83,13 @@ report.machine["mode"] = quick ? "quick" : "full"
     }
 }
 
+/// Prints the table, writes `--json` and exits with `status`: the end of every mode.
+@MainActor func finish(status: Int32 = 0) -> Never {
+    print(report.table())
+    writeJSON()
+    TerminationSignals.exit(status)
+}
+
 do {
     let directory = try TemporaryDirectory(prefix: "pwb")
     defer { directory.remove() }
@@ -98,9 +105,7 @@ do {
     if arguments.contains("--push-only") {
         // The OFREP event stream's push latency beside the line protocol's, alone.
         try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     if arguments.contains("--get-only") {
         // For profiling the daemon's get path alone.
@@ -117,24 +122,18 @@ do {
     if arguments.contains("--wakeups-only") {
         // How often the idle daemon wakes, alone (67 s each way, with and without a watchdog; 22 s with --quick).
         try Wakeups.run(bench: bench, quick: quick, report: report)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     if arguments.contains("--c-library-only") {
         // The C library's rows alone.
         try CLibraryBenchmark.run(
             bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     if arguments.contains("--dbus-only") {
         // The D-Bus rows alone.
         try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     if let index = arguments.firstIndex(of: "--call-soak"), arguments.indices.contains(index + 1),
         let seconds = Int(arguments[index + 1])
@@ -142,23 +141,17 @@ do {
         // CI's soak: every kind of call on every surface for SECONDS; exits 1 when memory did not come back.
         let held = try KeptPerCall.soak(
             seconds: seconds, kinds: kinds, bench: bench, report: report, directory: directory)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(held ? 0 : 1)
+        finish(status: held ? 0 : 1)
     }
     if arguments.contains("--kept-per-call-only") {
         // What each kind of call keeps once answered, alone (2,000 calls of each with --quick, else 100,000).
         try KeptPerCall.run(bench: bench, quick: quick, kinds: kinds, report: report, directory: directory)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     if arguments.contains("--varlink-only") {
         // The Varlink rows alone.
         try VarlinkBenchmark.run(bench: bench, quick: quick, report: report)
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     if arguments.contains("--footprint-only") {
         // Sizes, memory and start-up alone: what a change to the binary or its start moves.
@@ -167,9 +160,7 @@ do {
             package: packagePath, report: report, directory: directory)
         try bench.memory()
         try bench.startup(benchPath: CommandLine.arguments[0])
-        print(report.table())
-        writeJSON()
-        TerminationSignals.exit(0)
+        finish()
     }
     try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
     try bench.throughput(daemon: daemon, echo: echo, processEcho: processEcho)
@@ -195,5 +186,4 @@ do {
     TerminationSignals.exit(1)
 }
 
-print(report.table())
-writeJSON()
+finish()

@@ -1,9 +1,8 @@
 /// Names one connection from another thread: its descriptor, to find it in the engine's table at once, and its
 /// id, to tell it from a later connection on the same descriptor.
 ///
-/// Work carried out off the loop carries the key back with its answer. Looking the connection up by id alone
-/// walked the whole table for each answer: with 8,192 clients that sent a `refresh` and hung up, the loop spent
-/// its time in that walk while the answers waited in its inbox, each holding its flags.
+/// Work carried out off the loop carries the key back with its answer, so that the loop finds the connection in
+/// one lookup; by id alone it walked the whole table for each answer (up to `MaxConnections` entries).
 struct ConnectionKey: Hashable, Sendable {
     let fd: Int32
     let id: UInt64

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Makes this amd64 host run arm64 (aarch64) programs through qemu-user: the kernel's binfmt_misc hands every
+# aarch64 ELF to qemu-aarch64-static. systemd/make-test-root.sh needs it for an arm64 root (debootstrap's second
+# stage runs the root's own programs) and systemd/test-nspawn.sh for booting one (systemd as PID 1 under qemu).
+#
+#   systemd/cross/binfmt.sh     (as root; idempotent: a registration already there is left as it is)
+#
+# Mounts binfmt_misc on /proc/sys/fs/binfmt_misc when it is not, and registers qemu-aarch64 from Debian's
+# qemu-user-static (/usr/lib/binfmt.d/qemu-aarch64.conf) when /proc/sys/fs/binfmt_misc/qemu-aarch64 is missing.
+# Debian's line has the F flag: the kernel opens the interpreter once, at registration, so it runs inside a
+# container whose root has no qemu of its own. A registration without F (qemu-user-binfmt's, or one made by
+# hand) is refused: the containers would fail to start their programs. binfmt_misc is one table for the whole
+# host (containers included), so the registration outlives this script, as systemd-binfmt.service's would.
+#
+# Then runs a tiny static aarch64 program (made here, 132 bytes: exit(42)) to prove the handler works.
+set -euo pipefail
+
+die() { echo "binfmt: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "must run as root"
+
+CONF=/usr/lib/binfmt.d/qemu-aarch64.conf
+BINFMT=/proc/sys/fs/binfmt_misc
+ENTRY=$BINFMT/qemu-aarch64
+
+if [[ ! -e $BINFMT/register ]]; then
+    mount -t binfmt_misc binfmt_misc "$BINFMT" || die "could not mount binfmt_misc on $BINFMT"
+fi
+[[ $(cat "$BINFMT/status") == enabled ]] || die "binfmt_misc is disabled ($BINFMT/status); echo 1 >$BINFMT/status"
+
+if [[ ! -e $ENTRY ]]; then
+    [[ -f $CONF ]] || die "$CONF is missing: apt-get install qemu-user-static"
+    line=$(grep -v '^[[:space:]]*#' "$CONF" | grep -m1 '^:qemu-aarch64:') || die "$CONF has no :qemu-aarch64: line"
+    interpreter=$(cut -d: -f7 <<<"$line")
+    [[ -x $interpreter ]] || die "$interpreter (named by $CONF) is missing: apt-get install qemu-user-static"
+    # Two runs at once: the second one's write fails with EEXIST, and the entry is there all the same.
+    printf '%s' "$line" >"$BINFMT/register" 2>/dev/null || [[ -e $ENTRY ]] ||
+        die "the kernel refused the registration from $CONF"
+    echo "# registered qemu-aarch64 ($interpreter)"
+fi
+[[ $(head -1 "$ENTRY") == enabled ]] || die "$ENTRY is disabled; echo 1 >$ENTRY"
+grep -q '^flags: .*F' "$ENTRY" ||
+    die "$ENTRY has no F flag (the interpreter would be looked up inside each container): echo -1 >$ENTRY and run this again"
+
+# The self-check: an ELF header, one loadable segment and three instructions (mov x0, #42; mov x8, #93 (exit);
+# svc #0), loaded at 0x400000.
+probe=$(mktemp /tmp/pwflagsd-aarch64-probe.XXXXXX)
+trap 'rm -f "$probe"' EXIT
+hex='7f454c46020101000000000000000000 0200b700010000007800400000000000 4000000000000000 0000000000000000
+     00000000 4000 3800 0100 0000 0000 0000
+     01000000 05000000 0000000000000000 0000400000000000 0000400000000000
+     8400000000000000 8400000000000000 0010000000000000
+     400580d2 a80b80d2 010000d4'
+hex=${hex//[[:space:]]/}
+for ((i = 0; i < ${#hex}; i += 2)); do printf '%b' "\\x${hex:i:2}"; done >"$probe"
+chmod 0700 "$probe"
+status=0
+"$probe" 2>/dev/null || status=$?
+[[ $status == 42 ]] || die "a static aarch64 program did not run through $ENTRY (exit $status, expected 42)"
+echo "# qemu-aarch64 is registered and runs aarch64 programs ($(sed -n 's/^interpreter //p' "$ENTRY"))"

@@ -2,17 +2,19 @@
 # Builds libpwflags0_VERSION_ARCH.deb and libpwflags-dev_VERSION_ARCH.deb (the C client library), as part of
 # systemd/build-deb.sh, which calls it with the daemon's version; prints the two packages' paths.
 #
-#   systemd/build-deb-libpwflags.sh OUTDIR VERSION
+#   systemd/build-deb-libpwflags.sh OUTDIR VERSION [ARCH]
 #
+# ARCH (default: the host's) is amd64 or arm64; arm64 on an amd64 host is built with Debian's cross compiler
+# (gcc-aarch64-linux-gnu) against Debian 12's arm64 C library, so it runs on Debian 12 and 13.
 # Needs what build-deb.sh needs, and a C compiler and groff-free gzip for the man pages.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${1:?usage: build-deb-libpwflags.sh OUTDIR VERSION}
-VERSION=${2:?usage: build-deb-libpwflags.sh OUTDIR VERSION}
+VERSION=${2:?usage: build-deb-libpwflags.sh OUTDIR VERSION [ARCH]}
 LIB=$REPO/Sources/libpwflags
-ARCH=$(dpkg --print-architecture)
-MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+# shellcheck source=systemd/cross/arch.sh
+. "$REPO/systemd/cross/arch.sh"
 MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
@@ -20,12 +22,19 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 umask 022
 
-# The library as installed under /usr, hardened as Debian's build flags would make it.
-EXTRA_CFLAGS="-D_FORTIFY_SOURCE=2 -fstack-protector-strong -ffile-prefix-map=$REPO=." \
+# The library as installed under /usr, hardened as Debian's build flags would make it, for ARCH.
+ARCH=${3:-$(dpkg --print-architecture)}
+MULTIARCH=$(dpkg-architecture --host-arch "$ARCH" --query DEB_HOST_MULTIARCH 2>/dev/null)
+cc=${CC:-cc}
+[[ $ARCH == "$(dpkg --print-architecture)" ]] || cc=$MULTIARCH-gcc
+CC=$cc EXTRA_CFLAGS="-D_FORTIFY_SOURCE=2 -fstack-protector-strong -ffile-prefix-map=$REPO=." \
     "$LIB/build.sh" "$WORK/build" /usr "/usr/lib/$MULTIARCH" >/dev/null
 libdir=usr/lib/$MULTIARCH
 soname=libpwflags.so.0
 real=$(basename "$(readlink -f "$WORK/build/lib/$soname")")
+asked=$ARCH
+binary_arch "$WORK/build/lib/$real" # STRIP and DPKG_ARCH for it
+[[ $ARCH == "$asked" ]] || { echo "build-deb-libpwflags: $cc made an $ARCH library, not $asked" >&2; exit 1; }
 
 # The control paragraph of one package from Sources/libpwflags/debian/control, filled in.
 control() { # PACKAGE ROOT DEPENDS
@@ -56,7 +65,7 @@ finish() { # ROOT PACKAGE
 ROOT=$WORK/libpwflags0
 install -d "$ROOT/$libdir" "$ROOT/DEBIAN"
 install -m 0644 "$WORK/build/lib/$real" "$ROOT/$libdir/$real"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/$libdir/$real"
+"$STRIP" --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/$libdir/$real"
 ln -s "$real" "$ROOT/$libdir/$soname"
 docs libpwflags0 "$ROOT"
 sed "s/ 0\.1\.0$/ $VERSION/" "$LIB/debian/libpwflags0.symbols" >"$ROOT/DEBIAN/symbols"
@@ -64,7 +73,7 @@ echo "libpwflags 0 libpwflags0 (>= $VERSION)" >"$ROOT/DEBIAN/shlibs"
 echo "activate-noawait ldconfig" >"$ROOT/DEBIAN/triggers"
 mkdir -p "$WORK/src/debian"
 printf 'Source: pwflagsd\n\nPackage: libpwflags0\nArchitecture: any\n' >"$WORK/src/debian/control"
-shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/$libdir/$real" 2>"$WORK/shlibdeps.log") ||
+shlibs=$(cd "$WORK/src" && "${DPKG_ARCH[@]}" dpkg-shlibdeps -O "$ROOT/$libdir/$real" 2>"$WORK/shlibdeps.log") ||
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
 control libpwflags0 "$ROOT" "${shlibs#shlibs:Depends=}"
 finish "$ROOT" libpwflags0

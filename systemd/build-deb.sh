@@ -26,7 +26,10 @@ logged=$(dpkg-parsechangelog -l "$CHANGELOG" -S Version)
     exit 1
 }
 VERSION=${PWFLAGSD_DEB_VERSION:-$RELEASE}
-ARCH=$(dpkg --print-architecture)
+# The architecture is the binary's: an arm64 pwflagsd from systemd/build-arm64.sh makes the arm64 packages.
+# shellcheck source=systemd/cross/arch.sh
+. "$REPO/systemd/cross/arch.sh"
+binary_arch "$BINDIR/pwflagsd"
 # The one place the Maintainer is written (a placeholder address until the project has a real one).
 MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
 # Reproducible timestamps: the last commit's date, else now.
@@ -38,7 +41,7 @@ for binary in pwflagsd; do
     # Hardening Debian expects of /usr/bin, and no RUNPATH of $ORIGIN (the loader would search /usr/bin).
     dynamic=$(readelf --dynamic "$BINDIR/$binary")
     if grep -qE '\((RUNPATH|RPATH)\)' <<<"$dynamic" || ! grep -qE '\(FLAGS(_1)?\).*\bNOW\b' <<<"$dynamic" ||
-        ! grep -qE '\(RELR\)' <<<"$dynamic" || ! readelf --program-headers "$BINDIR/$binary" | grep -q GNU_RELRO; then
+        ! grep -qE '\(RELR\)' <<<"$dynamic" || ! readelf --program-headers "$BINDIR/$binary" | grep GNU_RELRO >/dev/null; then
         echo "build-deb: $BINDIR/$binary has a RUNPATH or lacks -z relro -z now -z pack-relative-relocs;" \
             "build it with systemd/build-release.sh" >&2
         exit 1
@@ -56,7 +59,7 @@ install -d "$ROOT/usr/bin" "$ROOT/usr/lib/systemd/system" "$ROOT/usr/lib/sysuser
     "$ROOT/usr/share/pwflagsd" "$ROOT/usr/share/doc/pwflagsd" "$ROOT/usr/share/bash-completion/completions" \
     "$ROOT/usr/share/man/man1" "$ROOT/usr/share/man/man5" "$ROOT/usr/share/man/man8" "$ROOT/DEBIAN"
 install -m 0755 "$BINDIR/pwflagsd" "$ROOT/usr/bin/pwflagsd"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/pwflagsd"
+"$STRIP" --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/pwflagsd"
 ln -s pwflagsd "$ROOT/usr/bin/pwflags"
 install -m 0644 "$REPO"/systemd/pwflagsd.socket "$REPO"/systemd/pwflagsd.service "$REPO"/systemd/pwflagsd@.socket \
     "$REPO"/systemd/pwflagsd@.service "$REPO"/systemd/pwflagsd-ofrep.socket "$REPO"/systemd/pwflagsd-varlink.socket \
@@ -122,12 +125,12 @@ echo /etc/pwflagsd/pwflagsd.conf >"$ROOT/DEBIAN/conffiles"
 chmod 0644 "$ROOT/DEBIAN/conffiles"
 mkdir -p "$WORK/src/debian"
 printf 'Source: pwflagsd\n\nPackage: pwflagsd\nArchitecture: any\n' >"$WORK/src/debian/control"
-shlibs=$(cd "$WORK/src" && dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" 2>"$WORK/shlibdeps.log") ||
+shlibs=$(cd "$WORK/src" && "${DPKG_ARCH[@]}" dpkg-shlibdeps -O "$ROOT/usr/bin/pwflagsd" 2>"$WORK/shlibdeps.log") ||
     { cat "$WORK/shlibdeps.log" >&2; exit 1; }
 depends="${shlibs#shlibs:Depends=}, libcurl4 (>= 7.83.0), systemd (>= 252), init-system-helpers (>= 1.54~)"
 # Packed relocations need glibc 2.36's loader (the binary requires GLIBC_ABI_DT_RELR), which dpkg-shlibdeps does
 # not count: it reads the symbols a binary uses, not the versions it requires.
-if readelf --version-info "$ROOT/usr/bin/pwflagsd" | grep -q GLIBC_ABI_DT_RELR; then
+if readelf --version-info "$ROOT/usr/bin/pwflagsd" | grep GLIBC_ABI_DT_RELR >/dev/null; then
     depends=$(sed -E 's/libc6 \(>= 2\.(3[0-5]|[12][0-9]|[0-9])\)/libc6 (>= 2.36)/' <<<"$depends")
 fi
 size=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
@@ -142,4 +145,4 @@ package="$OUTDIR/pwflagsd_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group -Zgzip --build "$ROOT" "$package" >/dev/null
 echo "$package"
 # The C client library's two packages, of the same version, on the lines after the daemon's.
-"$REPO/systemd/build-deb-libpwflags.sh" "$OUTDIR" "$VERSION"
+"$REPO/systemd/build-deb-libpwflags.sh" "$OUTDIR" "$VERSION" "$ARCH"

@@ -12,7 +12,7 @@
 # 2. systemd/cross/test-compat.sh checks the stand-ins for glibc 2.38's functions against glibc's own.
 # 3. systemd/build-release.sh runs in that root with the SDK: the same static release as amd64's (Swift runtime
 #    linked in, -z relro -z now, packed relocations, warnings as errors), into .build-arm64/ of the repository.
-#    The build gets the repository through a bind mount in a mount namespace of its own, so nothing stays mounted.
+#    The build gets the repository through systemd/cross/in-root.sh, so nothing stays mounted.
 # 4. The binary may need glibc 2.36 at most (Debian 12), checked on its symbol versions.
 # 5. systemd/build-deb.sh packages it (it reads the architecture off the binary), and the C library with Debian's
 #    cross compiler (gcc-aarch64-linux-gnu); lintian checks the three packages; systemd/check-budget.sh the sizes.
@@ -34,22 +34,8 @@ SDK=/opt/swift-sdks/pwflagsd-arm64.artifactbundle/bookworm-aarch64/sysroot
 "$REPO/systemd/cross/test-compat.sh" "$ROOT" "$ROOT$SDK"
 echo "# build-arm64: the SDK is ready after $((SECONDS - START)) s" >&2
 
-# Runs a command in the build root, with the repository at /src/pwflagsd.
-in_root() {
-    mkdir -p "$ROOT/src/pwflagsd"
-    # shellcheck disable=SC2016 # expanded by the inner shell
-    unshare --mount --propagation private -- bash -c '
-        set -e
-        root=$1 repo=$2
-        shift 2
-        mount -t proc proc "$root/proc"
-        mount --bind /dev "$root/dev"
-        mount --bind "$repo" "$root/src/pwflagsd"
-        exec chroot "$root" "$@"' in_root "$ROOT" "$REPO" "$@"
-}
-
 inside=/src/pwflagsd/${SCRATCH#"$REPO"/}
-in_root env PKG_CONFIG_SYSROOT_DIR="$SDK" /src/pwflagsd/systemd/build-release.sh \
+"$REPO/systemd/cross/in-root.sh" env PKG_CONFIG_SYSROOT_DIR="$SDK" /src/pwflagsd/systemd/build-release.sh \
     --swift-sdks-path /opt/swift-sdks --swift-sdk pwflagsd-arm64 \
     --pkg-config-path "$SDK/usr/lib/aarch64-linux-gnu/pkgconfig" --scratch-path "$inside" --product pwflagsd >&2
 BINDIR=$SCRATCH/aarch64-unknown-linux-gnu/release

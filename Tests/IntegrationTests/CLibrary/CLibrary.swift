@@ -22,8 +22,12 @@ struct CLibrary: Sendable {
 
     private static let built = Mutex<[String: CLibrary]>([:])
 
+    /// The C compiler of the library and programs by default: gcc, or the architecture under test's
+    /// (`PreloadShim.targetCompiler`: the arm64 leg's programs run under qemu through binfmt_misc).
+    static var defaultCompiler: String { PreloadShim.targetCompiler ?? "gcc" }
+
     /// The library built with `compiler` and `extraFlags` (for example `-fsanitize=address`).
-    static func build(compiler: String = "gcc", extraFlags: [String] = []) throws -> CLibrary {
+    static func build(compiler: String = defaultCompiler, extraFlags: [String] = []) throws -> CLibrary {
         let flavour = ([compiler] + extraFlags).joined(separator: " ")
         if let library = built.withLock({ $0[flavour] }) { return library }
         let directory = try TemporaryDirectory(prefix: "pwlib")

@@ -114,8 +114,15 @@ if ! stamp_is "$SYSROOT" "$RECIPE"; then
     say "made the bookworm arm64 sysroot in $((SECONDS - start)) s"
 fi
 
-# 4. The bundle's descriptions and the compat object (small: written every time).
-cat >"$BUNDLE/info.json" <<JSON
+# 4. The bundle's descriptions and the compat object, replaced only when they change, so that a build running in
+#    the root meanwhile never sees one half written.
+put() { # FILE: standard input becomes FILE unless FILE already holds it
+    local new
+    new=$(mktemp "$1.XXXXXX")
+    cat >"$new"
+    if cmp -s "$new" "$1"; then rm -f "$new"; else chmod 0644 "$new" && mv "$new" "$1"; fi
+}
+put "$BUNDLE/info.json" <<JSON
 {
   "schemaVersion": "1.0",
   "artifacts": {
@@ -127,7 +134,7 @@ cat >"$BUNDLE/info.json" <<JSON
   }
 }
 JSON
-cat >"$SDK/swift-sdk.json" <<'JSON'
+put "$SDK/swift-sdk.json" <<'JSON'
 {
   "schemaVersion": "4.0",
   "targetTriples": {
@@ -141,14 +148,19 @@ cat >"$SDK/swift-sdk.json" <<'JSON'
 }
 JSON
 COMPAT=/opt/swift-sdks/pwflagsd-arm64.artifactbundle/bookworm-aarch64/glibc238-compat.o
-cat >"$SDK/toolset.json" <<JSON
+put "$SDK/toolset.json" <<JSON
 {
   "schemaVersion": "1.0",
   "swiftCompiler": { "extraCLIOptions": ["-use-ld=lld"] },
   "linker": { "extraCLIOptions": ["$COMPAT"] }
 }
 JSON
-cp "$HERE/glibc238-compat.c" "$SDK/glibc238-compat.c"
-run "compiling glibc238-compat.c" chroot "$ROOT" /usr/libexec/swift/bin/clang --target=aarch64-linux-gnu \
-    --sysroot="${SYSROOT#"$ROOT"}" -O2 -fPIC -Wall -Wextra -Werror -c "${SDK#"$ROOT"}/glibc238-compat.c" -o "$COMPAT"
+if ! cmp -s "$HERE/glibc238-compat.c" "$SDK/glibc238-compat.c" || [[ ! -s $ROOT$COMPAT ]]; then
+    cp "$HERE/glibc238-compat.c" "$SDK/glibc238-compat.c.new"
+    run "compiling glibc238-compat.c" chroot "$ROOT" /usr/libexec/swift/bin/clang --target=aarch64-linux-gnu \
+        --sysroot="${SYSROOT#"$ROOT"}" -O2 -fPIC -Wall -Wextra -Werror -c "${SDK#"$ROOT"}/glibc238-compat.c.new" \
+        -o "$COMPAT.new"
+    mv "$ROOT$COMPAT.new" "$ROOT$COMPAT"
+    mv "$SDK/glibc238-compat.c.new" "$SDK/glibc238-compat.c"
+fi
 echo "$ROOT"

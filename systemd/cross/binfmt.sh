@@ -3,10 +3,15 @@
 # aarch64 ELF to qemu-aarch64-static. systemd/make-test-root.sh needs it for an arm64 root (debootstrap's second
 # stage runs the root's own programs) and systemd/test-nspawn.sh for booting one (systemd as PID 1 under qemu).
 #
-#   systemd/cross/binfmt.sh     (as root; idempotent: a registration already there is left as it is)
+#   systemd/cross/binfmt.sh     (as root; idempotent: a registration of the same interpreter is left as it is)
+#   PWFLAGSD_QEMU_AARCH64=/path/to/qemu-aarch64 systemd/cross/binfmt.sh
 #
 # Mounts binfmt_misc on /proc/sys/fs/binfmt_misc when it is not, and registers qemu-aarch64 from Debian's
-# qemu-user-static (/usr/lib/binfmt.d/qemu-aarch64.conf) when /proc/sys/fs/binfmt_misc/qemu-aarch64 is missing.
+# qemu-user-static (/usr/lib/binfmt.d/qemu-aarch64.conf) when /proc/sys/fs/binfmt_misc/qemu-aarch64 is missing or
+# names another interpreter. PWFLAGSD_QEMU_AARCH64 names a static qemu-aarch64 of its own instead (the same
+# line, another interpreter): Debian 12's qemu 7.2 cannot boot Debian 13's systemd 257 (systemd/test-nspawn.sh
+# says why); bookworm-backports' or trixie's qemu-user 10.0 can. The F flag pins the interpreter's file when it is
+# registered: after an upgrade of qemu, `echo -1 >/proc/sys/fs/binfmt_misc/qemu-aarch64` and run this again.
 # Debian's line has the F flag: the kernel opens the interpreter once, at registration, so it runs inside a
 # container whose root has no qemu of its own. A registration without F (qemu-user-binfmt's, or one made by
 # hand) is refused: the containers would fail to start their programs. binfmt_misc is one table for the whole
@@ -27,11 +32,19 @@ if [[ ! -e $BINFMT/register ]]; then
 fi
 [[ $(cat "$BINFMT/status") == enabled ]] || die "binfmt_misc is disabled ($BINFMT/status); echo 1 >$BINFMT/status"
 
+[[ -f $CONF ]] || die "$CONF is missing: apt-get install qemu-user-static"
+line=$(grep -v '^[[:space:]]*#' "$CONF" | grep -m1 '^:qemu-aarch64:') || die "$CONF has no :qemu-aarch64: line"
+interpreter=$(cut -d: -f7 <<<"$line")
+if [[ -n ${PWFLAGSD_QEMU_AARCH64:-} ]]; then
+    interpreter=$PWFLAGSD_QEMU_AARCH64
+    line=$(awk -F: -v OFS=: -v interpreter="$interpreter" '{ $7 = interpreter; print }' <<<"$line")
+fi
+[[ -x $interpreter ]] || die "$interpreter is missing: apt-get install qemu-user-static"
+if [[ -e $ENTRY && $(sed -n 's/^interpreter //p' "$ENTRY") != "$interpreter" ]]; then
+    echo "# qemu-aarch64 was registered with $(sed -n 's/^interpreter //p' "$ENTRY"): registered again with $interpreter"
+    echo -1 >"$ENTRY" 2>/dev/null || true
+fi
 if [[ ! -e $ENTRY ]]; then
-    [[ -f $CONF ]] || die "$CONF is missing: apt-get install qemu-user-static"
-    line=$(grep -v '^[[:space:]]*#' "$CONF" | grep -m1 '^:qemu-aarch64:') || die "$CONF has no :qemu-aarch64: line"
-    interpreter=$(cut -d: -f7 <<<"$line")
-    [[ -x $interpreter ]] || die "$interpreter (named by $CONF) is missing: apt-get install qemu-user-static"
     # Two runs at once: the second one's write fails with EEXIST, and the entry is there all the same.
     printf '%s' "$line" >"$BINFMT/register" 2>/dev/null || [[ -e $ENTRY ]] ||
         die "the kernel refused the registration from $CONF"

@@ -22,24 +22,28 @@ struct Deadline: Equatable, Sendable {
     var clock: Clock
     var nanoseconds: Int64
 
-    /// The deadline `instant` of `clock` stands for. `ContinuousClock` and `SuspendingClock` instants are read
-    /// exactly (their value is the kernel clock's reading); for any other clock whose durations are `Duration`s,
-    /// its distance from that clock's `now` is counted from now on the boot clock. Nil for a clock with a
-    /// duration type of its own, which no code can convert.
-    init?<C: _Concurrency.Clock>(_ instant: C.Instant, of clock: C) {
-        if let instant = instant as? ContinuousClock.Instant {
-            self.init(clock: .boot, nanoseconds: Self.nanoseconds(ContinuousClock().systemEpoch.duration(to: instant)))
-        } else if let instant = instant as? SuspendingClock.Instant {
-            self.init(
-                clock: .monotonic, nanoseconds: Self.nanoseconds(SuspendingClock().systemEpoch.duration(to: instant)))
-        } else if let delay = clock.now.duration(to: instant) as? Duration {
-            let now = Clock.boot.now
-            let (sum, overflow) = now.addingReportingOverflow(Self.nanoseconds(delay))
-            self.init(clock: .boot, nanoseconds: overflow ? Int64.max : sum)
-        } else {
-            return nil
+    #if compiler(>=6.3)
+        /// The deadline `instant` of `clock` stands for. `ContinuousClock` and `SuspendingClock` instants are read
+        /// exactly (their value is the kernel clock's reading); for any other clock whose durations are `Duration`s,
+        /// its distance from that clock's `now` is counted from now on the boot clock. Nil for a clock with a
+        /// duration type of its own, which no code can convert.
+        init?<C: _Concurrency.Clock>(_ instant: C.Instant, of clock: C) {
+            if let instant = instant as? ContinuousClock.Instant {
+                self.init(
+                    clock: .boot, nanoseconds: Self.nanoseconds(ContinuousClock().systemEpoch.duration(to: instant)))
+            } else if let instant = instant as? SuspendingClock.Instant {
+                self.init(
+                    clock: .monotonic,
+                    nanoseconds: Self.nanoseconds(SuspendingClock().systemEpoch.duration(to: instant)))
+            } else if let delay = clock.now.duration(to: instant) as? Duration {
+                let now = Clock.boot.now
+                let (sum, overflow) = now.addingReportingOverflow(Self.nanoseconds(delay))
+                self.init(clock: .boot, nanoseconds: overflow ? Int64.max : sum)
+            } else {
+                return nil
+            }
         }
-    }
+    #endif
 
     init(clock: Clock, nanoseconds: Int64) {
         self.clock = clock

@@ -1,5 +1,3 @@
-@_spi(ExperimentalCustomExecutors) import _Concurrency
-
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -11,7 +9,9 @@
 /// jobs run on libdispatch's worker threads, which start its workqueue monitor. Jobs it schedules with a
 /// deadline are not its own: a sleeping main-actor task waits on the default executor's timer
 /// (`Task.sleep` falls back to the default executor when the current one cannot schedule).
-final class MainThreadExecutor: MainExecutor, @unchecked Sendable {
+///
+/// Swift 6.3's runtime takes it as the main executor (`MainExecutor`, `MainThreadExecutor+Main.swift`).
+final class MainThreadExecutor: SerialExecutor, @unchecked Sendable {
     // @unchecked: everything mutable is in `monitor`'s state.
     private let monitor = Monitor(State())
 

@@ -1,5 +1,4 @@
 import UnixIO
-@_spi(ExperimentalScheduling) import _Concurrency
 
 #if canImport(Glibc)
     import Glibc
@@ -27,7 +26,10 @@ import UnixIO
 ///
 /// What it replaces is libdispatch's global queues, Swift concurrency's default on Linux, whose workqueue
 /// monitor wakes every second for the life of the process (docs/performance.md, Idle wakeups).
-final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
+///
+/// Jobs come in through `enqueueNow(_:)` and `enqueue(_:at:)`, which the `TaskExecutor` and `SchedulingExecutor`
+/// entry points (`WorkerPool+Scheduling.swift`) call.
+final class WorkerPool: TaskExecutor, @unchecked Sendable {
     // @unchecked: everything mutable is in `monitor`'s state; `timer` is set at init and is thread-safe.
     /// The name of the pool's threads, for `ps` and `/proc/PID/task/*/comm` (the kernel keeps 15 bytes).
     let threadName: String
@@ -70,7 +72,11 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        enqueueNow(UnownedJob(job))
+    }
+
+    /// Queues `job` to run as soon as a worker is free.
+    func enqueueNow(_ job: UnownedJob) {
         let fromWorker = isWorkerThread
         let wakes = monitor.withLock { state in
             state.ready.append(job)
@@ -79,25 +85,12 @@ final class WorkerPool: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
         wake(wakes)
     }
 
-    func enqueue<C: Clock>(
-        _ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C
-    ) {
-        enqueue(job, at: clock.now.advanced(by: delay), tolerance: tolerance, clock: clock)
-    }
-
-    /// Schedules `job` for `instant`. The tolerance is not used: a job runs as soon after its deadline as a
-    /// worker is free, and the timer is armed only for the earliest deadline anyway.
-    func enqueue<C: Clock>(
-        _ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C
-    ) {
-        guard let deadline = Deadline(instant, of: clock) else {
-            fatalError("WorkerPool cannot schedule on \(C.self): its durations are not Swift.Duration")
-        }
+    /// Schedules `job` for `deadline`, or queues it at once when that has passed.
+    func enqueue(_ job: UnownedJob, at deadline: Deadline) {
         if deadline.hasPassed {
-            enqueue(job)
+            enqueueNow(job)
             return
         }
-        let job = UnownedJob(job)
         let starts = monitor.withLock { state -> Int in
             state.scheduled.insert(job, at: deadline)
             armForFirst(&state)

@@ -29,7 +29,8 @@ let package = Package(
         // every call and property read goes to the daemon's Swift code (FlagsDaemon/Bus).
         .target(name: "CSystemdBus", dependencies: ["CSystemd"]),
         // Linux interfaces the Glibc module leaves out (epoll, eventfd, inotify, timerfd, prctl); headers only, used
-        // by UnixIO (and the bench's floor).
+        // by UnixIO (and the bench's floor). Also the Swift runtime's enqueue hooks and libdispatch's main-queue
+        // calls, which Executors uses when built with a Swift older than 6.3.
         .systemLibrary(name: "CLinux"),
         // Pure model: JSON values, flags, typed reads, diffs, durations, configuration. No I/O, no clocks.
         .target(name: "FlagsCore", swiftSettings: strict, linkerSettings: [.linkedLibrary("m")]),
@@ -44,7 +45,8 @@ let package = Package(
         .target(name: "UnixIO", dependencies: ["CLinux"], swiftSettings: strict),
         // The daemon's own executors (the main thread's and a small pool of pthreads) in place of libdispatch's,
         // installed by pwflagsd's main.swift only: an idle daemon then wakes no thread (docs/performance.md, Idle
-        // wakeups). Uses Swift 6.3's ExecutorFactory SPI (docs/decisions.md).
+        // wakeups). Uses Swift 6.3's ExecutorFactory SPI, and the runtime's enqueue hooks with an older Swift
+        // (docs/decisions.md).
         .target(name: "Executors", dependencies: ["UnixIO", "CLinux"], swiftSettings: strict),
         // OpenFeature's remote evaluation protocol (docs/openfeature.md): the HTTP/1.1 subset it needs and the
         // mapping of flags to OFREP evaluations. Pure: bytes in, bytes out; the daemon's listener does the I/O.

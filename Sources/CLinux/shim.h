@@ -1,7 +1,7 @@
 #ifndef PWFLAGSD_CLINUX_SHIM_H
 #define PWFLAGSD_CLINUX_SHIM_H
 // Linux interfaces the Glibc module leaves out: epoll, eventfd, inotify, timerfd, prctl, malloc_trim, CPU
-// affinity.
+// affinity; and the Swift runtime's enqueue hooks, at the end.
 #include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -33,4 +33,21 @@ static inline long pwflagsd_sched_getaffinity(pid_t thread, unsigned long mask[1
 static inline long pwflagsd_sched_setaffinity(pid_t thread, const unsigned long mask[16]) {
     return syscall(SYS_sched_setaffinity, thread, 16 * sizeof(unsigned long), mask);
 }
+
+// The Swift runtime's enqueue hooks, through which the daemon's pool becomes the default executor when it is built
+// with a Swift older than 6.3 (Sources/Executors/ProcessExecutors+Hooks.swift). Each holds null (the runtime's own
+// executor) or a function of the Swift calling convention that takes the job and the runtime's own implementation
+// (the delay's and the deadline's hooks take the delay or the deadline first). Declared here, not looked up with
+// dlsym: the symbols of a statically linked runtime are not in the dynamic symbol table. Written once, before the
+// first task starts.
+extern void *swift_task_enqueueGlobal_hook __attribute__((swift_attr("nonisolated(unsafe)")));
+extern void *swift_task_enqueueGlobalWithDelay_hook __attribute__((swift_attr("nonisolated(unsafe)")));
+extern void *swift_task_enqueueGlobalWithDeadline_hook __attribute__((swift_attr("nonisolated(unsafe)")));
+
+// libdispatch's main queue as CoreFoundation's run loop drains it, without dispatch_main(): before Swift 6.3 the
+// main actor's executor is that queue, and the daemon's main thread drains it (Sources/Executors/MainQueueDrain.swift).
+// The handle is an eventfd that libdispatch writes when it queues a job; the callback runs the queued jobs on the
+// calling thread.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+extern void _dispatch_main_queue_callback_4CF(void *msg);
 #endif

@@ -50,6 +50,28 @@ struct Deadline: Equatable, Sendable {
         self.nanoseconds = nanoseconds
     }
 
+    /// The deadline the runtime's deadline hook passes (Swift before 6.3, `ProcessExecutors+Hooks.swift`): a
+    /// reading of the clock it names by number, 1 for `ContinuousClock` (the boot clock) and 2 for
+    /// `SuspendingClock` (the monotonic clock). Nil for another number, which no clock of the runtime has.
+    init?(seconds: Int64, nanoseconds: Int64, runtimeClock: Int32) {
+        let clock: Clock
+        switch runtimeClock {
+        case 1: clock = .boot
+        case 2: clock = .monotonic
+        default: return nil
+        }
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowed) = scaled.addingReportingOverflow(nanoseconds)
+        self.init(clock: clock, nanoseconds: overflow || overflowed ? (seconds < 0 ? Int64.min : Int64.max) : sum)
+    }
+
+    /// The deadline `delay` nanoseconds from now on the boot clock, as the runtime's delay hook passes it (Swift
+    /// before 6.3: `Task.sleep(nanoseconds:)`).
+    init(nanosecondsFromNow delay: UInt64) {
+        let (sum, overflow) = Clock.boot.now.addingReportingOverflow(Int64(clamping: delay))
+        self.init(clock: .boot, nanoseconds: overflow ? Int64.max : sum)
+    }
+
     /// Whether the deadline has come.
     var hasPassed: Bool { clock.now >= nanoseconds }
 

@@ -10,7 +10,9 @@
 /// deadline are not its own: a sleeping main-actor task waits on the default executor's timer
 /// (`Task.sleep` falls back to the default executor when the current one cannot schedule).
 ///
-/// Swift 6.3's runtime takes it as the main executor (`MainExecutor`, `MainThreadExecutor+Main.swift`).
+/// Swift 6.3's runtime takes it as the main executor (`MainExecutor`, `MainThreadExecutor+Main.swift`). Before
+/// 6.3 the main actor's executor is libdispatch's main queue, which no hook replaces, and the main thread drains
+/// that queue instead (`MainQueueDrain`).
 final class MainThreadExecutor: SerialExecutor, @unchecked Sendable {
     // @unchecked: everything mutable is in `monitor`'s state.
     private let monitor = Monitor(State())

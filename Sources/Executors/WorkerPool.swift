@@ -27,13 +27,15 @@ import UnixIO
 /// What it replaces is libdispatch's global queues, Swift concurrency's default on Linux, whose workqueue
 /// monitor wakes every second for the life of the process (docs/performance.md, Idle wakeups).
 ///
-/// Jobs come in through `enqueueNow(_:)` and `enqueue(_:at:)`, which the `TaskExecutor` and `SchedulingExecutor`
-/// entry points (`WorkerPool+Scheduling.swift`) call.
+/// Jobs come in through two doors, whichever the compiler has: Swift 6.3's `TaskExecutor` and `SchedulingExecutor`
+/// entry points (`WorkerPool+Scheduling.swift`), or before 6.3 the runtime's enqueue hooks
+/// (`ProcessExecutors+Hooks.swift`). Both end in `enqueueNow(_:)` and `enqueue(_:at:)`.
 final class WorkerPool: TaskExecutor, @unchecked Sendable {
     // @unchecked: everything mutable is in `monitor`'s state; `timer` is set at init and is thread-safe.
     /// The name of the pool's threads, for `ps` and `/proc/PID/task/*/comm` (the kernel keeps 15 bytes).
     let threadName: String
     let maximumWorkers: Int
+    let role: Role
     private let monitor: Monitor<State>
     private let timer: BootTimer
 
@@ -56,11 +58,22 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
         var shuttingDown = false
     }
 
+    /// How the pool's threads run its jobs.
+    enum Role {
+        /// As a task executor: Swift 6.3's default executor, and the executor of the tasks that prefer the pool.
+        case taskExecutor
+        /// As the runtime's own global executor runs them, on no executor in particular: the pool behind the
+        /// runtime's hooks before Swift 6.3, whose jobs are the global executor's. (Run on a task executor that
+        /// their task does not prefer, a task's every call of a nonisolated async function is an enqueue more.)
+        case globalExecutor
+    }
+
     /// A pool of at most `maximumWorkers` threads named `name`. Throws when the kernel gives no timerfd.
-    init(name: String, maximumWorkers: Int) throws(SystemError) {
+    init(name: String, maximumWorkers: Int, role: Role = .taskExecutor) throws(SystemError) {
         precondition(maximumWorkers > 0, "a pool needs a thread")
         threadName = name
         self.maximumWorkers = maximumWorkers
+        self.role = role
         monitor = Monitor(State())
         timer = try BootTimer()
     }
@@ -191,6 +204,10 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
         return key
     }()
 
+    /// The runtime's generic executor, "no executor in particular", on which its global executor runs jobs. No
+    /// public API names it: it is the executor reference whose identity and implementation are both null.
+    private static let genericExecutor = unsafeBitCast((0, 0) as (UInt, UInt), to: UnownedSerialExecutor.self)
+
     private var isWorkerThread: Bool {
         pthread_getspecific(Self.workerKey) == Unmanaged.passUnretained(self).toOpaque()
     }
@@ -219,8 +236,10 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
         let executor = asUnownedTaskExecutor()
         while true {
             switch next() {
-            case .run(let job):
+            case .run(let job) where role == .taskExecutor:
                 job.runSynchronously(on: executor)
+            case .run(let job):
+                job.runSynchronously(on: Self.genericExecutor)
             case .watchTimer:
                 timer.wait()
                 timerExpired()

@@ -2,7 +2,13 @@ import Dispatch
 
 /// A listener held weakly, with the queue its calls go to.
 final class ListenerBox: Sendable {
-    weak let listener: (any FeatureFlagsUpdateListener)?
+    #if compiler(>=6.2)
+        weak let listener: (any FeatureFlagsUpdateListener)?
+    #else
+        // Before Swift 6.2 a weak reference cannot be a `let`; it is set only in `init`, and loading a weak
+        // reference is safe from any thread.
+        nonisolated(unsafe) private(set) weak var listener: (any FeatureFlagsUpdateListener)?
+    #endif
     let identity: ObjectIdentifier
     let queue: DispatchQueue
 

@@ -58,22 +58,50 @@ struct QueueTests {
         #expect(Deadline(clock: .monotonic, nanoseconds: Deadline.Clock.monotonic.now).hasPassed)
     }
 
-    @Test("Instants of the continuous and suspending clocks are read as the boot and monotonic clocks")
-    func standardClocks() throws {
-        let continuous = try #require(Deadline(ContinuousClock.now + .seconds(2), of: ContinuousClock()))
+    #if compiler(>=6.3)
+        // Swift 6.3's scheduling entry points (`WorkerPool+Scheduling.swift`) hand the pool clocks' instants.
+        @Test("Instants of the continuous and suspending clocks are read as the boot and monotonic clocks")
+        func standardClocks() throws {
+            let continuous = try #require(Deadline(ContinuousClock.now + .seconds(2), of: ContinuousClock()))
+            #expect(continuous.clock == .boot)
+            #expect((1_900_000_000...2_000_000_000).contains(continuous.nanoseconds - Deadline.Clock.boot.now))
+            let suspending = try #require(Deadline(SuspendingClock.now + .seconds(2), of: SuspendingClock()))
+            #expect(suspending.clock == .monotonic)
+            #expect((1_900_000_000...2_000_000_000).contains(suspending.nanoseconds - Deadline.Clock.monotonic.now))
+        }
+
+        @Test("An instant of another clock is counted from that clock's now, on the boot clock")
+        func otherClock() throws {
+            let clock = OffsetClock()
+            let deadline = try #require(Deadline(clock.now.advanced(by: .seconds(3)), of: clock))
+            #expect(deadline.clock == .boot)
+            #expect((2_900_000_000...3_000_000_000).contains(deadline.nanoseconds - Deadline.Clock.boot.now))
+        }
+    #endif
+
+    @Test("The deadline hook's clocks 1 and 2 are the boot and monotonic clocks; no other is read")
+    func runtimeClocks() throws {
+        let bootNow = Deadline.Clock.boot.now
+        let continuous = try #require(
+            Deadline(seconds: bootNow / 1_000_000_000 + 2, nanoseconds: bootNow % 1_000_000_000, runtimeClock: 1))
         #expect(continuous.clock == .boot)
         #expect((1_900_000_000...2_000_000_000).contains(continuous.nanoseconds - Deadline.Clock.boot.now))
-        let suspending = try #require(Deadline(SuspendingClock.now + .seconds(2), of: SuspendingClock()))
+        let monotonicNow = Deadline.Clock.monotonic.now
+        let suspending = try #require(
+            Deadline(
+                seconds: monotonicNow / 1_000_000_000 + 2, nanoseconds: monotonicNow % 1_000_000_000, runtimeClock: 2))
         #expect(suspending.clock == .monotonic)
         #expect((1_900_000_000...2_000_000_000).contains(suspending.nanoseconds - Deadline.Clock.monotonic.now))
+        #expect(Deadline(seconds: 1, nanoseconds: 0, runtimeClock: 3) == nil)
+        #expect(Deadline(seconds: Int64.max, nanoseconds: 0, runtimeClock: 1)?.nanoseconds == Int64.max)
     }
 
-    @Test("An instant of another clock is counted from that clock's now, on the boot clock")
-    func otherClock() throws {
-        let clock = OffsetClock()
-        let deadline = try #require(Deadline(clock.now.advanced(by: .seconds(3)), of: clock))
-        #expect(deadline.clock == .boot)
-        #expect((2_900_000_000...3_000_000_000).contains(deadline.nanoseconds - Deadline.Clock.boot.now))
+    @Test("The delay hook's delay is counted from now on the boot clock, saturated")
+    func runtimeDelay() {
+        let inTwoSeconds = Deadline(nanosecondsFromNow: 2_000_000_000)
+        #expect(inTwoSeconds.clock == .boot)
+        #expect((1_900_000_000...2_000_000_000).contains(inTwoSeconds.nanoseconds - Deadline.Clock.boot.now))
+        #expect(Deadline(nanosecondsFromNow: UInt64.max).nanoseconds == Int64.max)
     }
 
     @Test("Durations past what 64 bits of nanoseconds hold are saturated")
@@ -84,19 +112,21 @@ struct QueueTests {
     }
 }
 
-/// A clock of the tests' own whose instants mean nothing to the pool: the continuous clock a day ahead.
-struct OffsetClock: Clock {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-    }
+#if compiler(>=6.3)
+    /// A clock of the tests' own whose instants mean nothing to the pool: the continuous clock a day ahead.
+    struct OffsetClock: Clock {
+        struct Instant: InstantProtocol {
+            var offset: Duration
+            func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+            func duration(to other: Instant) -> Duration { other.offset - offset }
+            static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        }
 
-    var now: Instant { Instant(offset: ContinuousClock().systemEpoch.duration(to: .now) + .seconds(86_400)) }
-    var minimumResolution: Duration { .nanoseconds(1) }
+        var now: Instant { Instant(offset: ContinuousClock().systemEpoch.duration(to: .now) + .seconds(86_400)) }
+        var minimumResolution: Duration { .nanoseconds(1) }
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        try await Task.sleep(for: now.duration(to: deadline))
+        func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+            try await Task.sleep(for: now.duration(to: deadline))
+        }
     }
-}
+#endif

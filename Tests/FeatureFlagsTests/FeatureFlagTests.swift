@@ -31,7 +31,8 @@ import Testing
         #expect(Self.flag.source == nil && Self.flag.sourceValue == nil && !Self.flag.isOverridden)
         let added =
             #"{"key":"k","enabled":true,"ruleId":"override","properties":{},"source":"override","sourceValue":null}"#
-        #expect(FeatureFlag(try #require(Flag(wire: try JSONValue(parsing: added)))).sourceValue == nil)
+        let addedFlag = try #require(Flag(wire: try JSONValue(parsing: added)))
+        #expect(FeatureFlag(addedFlag).sourceValue == nil)
     }
 
     @Test("Typed reads return the value or the default for a missing or mistyped property")

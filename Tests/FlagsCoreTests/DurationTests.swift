@@ -50,18 +50,19 @@ import Testing
         #expect(Duration(systemdTimeSpan: text) == nil)
     }
 
+    // Each `Duration.` spelled out: Swift 6.0 cannot type-check the list of implicit members in reasonable time.
     @Test(arguments: [
         (Duration.zero, "0"),
-        (.milliseconds(500), "500ms"),
-        (.seconds(10), "10s"),
-        (.seconds(300), "5min"),
-        (.seconds(5400), "1h 30min"),
-        (.seconds(86400), "24h"),
-        (.seconds(47 * 3600), "47h"),
-        (.seconds(48 * 3600), "2d"),
-        (.seconds(49 * 3600 + 1), "2d 1h 1s"),
-        (.microseconds(1_500_001), "1s 500ms 1us"),
-        (.nanoseconds(1500), "1us"),
+        (Duration.milliseconds(500), "500ms"),
+        (Duration.seconds(10), "10s"),
+        (Duration.seconds(300), "5min"),
+        (Duration.seconds(5400), "1h 30min"),
+        (Duration.seconds(86400), "24h"),
+        (Duration.seconds(47 * 3600), "47h"),
+        (Duration.seconds(48 * 3600), "2d"),
+        (Duration.seconds(49 * 3600 + 1), "2d 1h 1s"),
+        (Duration.microseconds(1_500_001), "1s 500ms 1us"),
+        (Duration.nanoseconds(1500), "1us"),
     ])
     func formatsInCompactSystemdSpelling(duration: Duration, expected: String) {
         #expect(duration.systemdTimeSpan == expected)

@@ -92,6 +92,20 @@ import UnixIO
         journal.add(Task.isCancelled ? "trigger cancelled" : "trigger fired")
     }
 
+    /// The `ServiceGroupError` that `body` throws; nil, with an issue recorded, when it returns or throws another
+    /// error. (`#expect(throws:)` returns the error it caught from Swift 6.1 on.)
+    static func groupError(_ body: () async throws -> Void) async -> ServiceGroupError? {
+        do {
+            try await body()
+            Issue.record("expected a ServiceGroupError, nothing was thrown")
+        } catch let error as ServiceGroupError {
+            return error
+        } catch {
+            Issue.record("expected a ServiceGroupError, caught \(error)")
+        }
+        return nil
+    }
+
     @Test(
         "A service that returns while the others serve ends the group with an error naming it, the rest shut down",
         .timeLimit(.minutes(1)))
@@ -101,7 +115,7 @@ import UnixIO
         let quitter = Quitter(journal, after: 2)
         let status = Recorder("status", journal, drains: false)
         let stops = Locked<[ServiceGroupError?]>([])
-        let error = await #expect(throws: ServiceGroupError.self) {
+        let error = await Self.groupError {
             try await ServiceGroup([server, quitter, status]).run {
                 await Self.neverTriggered(journal)
             } stopping: { failure in
@@ -131,7 +145,7 @@ import UnixIO
         let journal = Journal()
         let server = Recorder("server", journal, drains: true)
         let quitter = Quitter(journal, after: 1, throwing: TestFailure())
-        let error = await #expect(throws: ServiceGroupError.self) {
+        let error = await Self.groupError {
             try await ServiceGroup([server, quitter]).run { await Self.neverTriggered(journal) }
         }
         let failure = try #require(error)

@@ -193,7 +193,8 @@ import Testing
         #expect(
             withBus.contains(
                 #""bus":{"bus":"system","name":"io.github.pwflagsd.Flags1","reason":null,"state":"serving"}"#))
-        #expect(StatusResult(result: try JSONValue(parsing: Array(withBus.utf8)))?.bus == status.bus)
+        let parsed = try JSONValue(parsing: Array(withBus.utf8))
+        #expect(StatusResult(result: parsed)?.bus == status.bus)
     }
 
     @Test func aReloadErrorCarriesItsProblems() throws {

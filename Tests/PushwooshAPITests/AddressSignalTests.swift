@@ -19,7 +19,8 @@ import Testing
             #"{"status_code":null,"base_url":"https://eu.example/json/1.3/"}"#,
         ])
     func envelopeMoves(body: String) throws {
-        #expect(Self.signal(body) == .move(try #require(URL(string: "https://eu.example/json/1.3/"))))
+        let base = try #require(URL(string: "https://eu.example/json/1.3/"))
+        #expect(Self.signal(body) == .move(base))
     }
 
     @Test(

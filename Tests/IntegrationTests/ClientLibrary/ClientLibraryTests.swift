@@ -109,7 +109,12 @@ import UnixIO
         let queue = DispatchQueue(label: "test.listeners")
         let releasedCalls = Locked(0)
         var released: RecordingListener? = RecordingListener { releasedCalls.withLock { $0 += 1 } }
-        weak let releasedReference = released
+        #if compiler(>=6.2)
+            weak let releasedReference = released
+        #else
+            // Before Swift 6.2 a weak reference cannot be a `let`.
+            weak var releasedReference = released
+        #endif
         if let released { flags.addUpdateListener(released, queue: queue) }
         let alive = RecordingListener()
         flags.addUpdateListener(alive, queue: queue)

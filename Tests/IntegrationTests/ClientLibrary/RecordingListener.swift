@@ -5,7 +5,14 @@ import UnixIO
 
 /// A listener that counts its calls, notes the queue each ran on, and lets a test await the next call.
 final class RecordingListener: FeatureFlagsUpdateListener {
-    static let queueKey = DispatchSpecificKey<String>()
+    static var queueKey: DispatchSpecificKey<String> { key.key }
+
+    /// The key, held in a box: `DispatchSpecificKey` is `Sendable` in the Dispatch of newer toolchains only, and
+    /// a static constant must be.
+    private struct Key: @unchecked Sendable {
+        let key = DispatchSpecificKey<String>()
+    }
+    private static let key = Key()
 
     let calls = Locked<[String?]>([])
     private let stream: AsyncStream<Void>

@@ -105,7 +105,8 @@ import Testing
         let directory = Repository.root.appendingPathComponent("Tests/OpenFeature")
         let flags = try JSONValue(
             parsing: Array(try Data(contentsOf: directory.appendingPathComponent("ofrep_example_flags.json"))))
-        #expect(flags == (try JSONValue(parsing: LocalFlags.text(OFREPRig.flags))))
+        let served = try JSONValue(parsing: LocalFlags.text(OFREPRig.flags))
+        #expect(flags == served)
         let check = try Command.run(
             DaemonProcess.executable("pwflagsd"),
             ["--check-config", "--config", directory.appendingPathComponent("ofrep_example.conf").path], check: false)

@@ -5,6 +5,7 @@
 #
 #   systemd/test-nspawn.sh [BINDIR]     (as root; BINDIR defaults to .build/release)
 #   PWFLAGSD_NSPAWN_SUITE=trixie systemd/test-nspawn.sh [BINDIR]
+#   PWFLAGSD_NSPAWN_SUITE=bookworm systemd/test-nspawn.sh ARM64-BINDIR     (the arm64 leg, under qemu-user)
 #
 # PWFLAGSD_NSPAWN_SUITE names the Debian release the clean root is made of: bookworm (Debian 12, the default) or
 # trixie (Debian 13); CI runs the script once for each.
@@ -13,14 +14,36 @@
 # (util-linux), dpkg-dev (systemd/build-deb.sh builds the package from BINDIR twice: its own version and a higher
 # one), and Debian's mirror (debootstrap, and apt inside the container resolving the package's Depends).
 #
+# The architecture is the binaries' (readelf -h: X86-64 is amd64, AArch64 arm64; PWFLAGSD_NSPAWN_ARCH may name it
+# too, and must agree). It picks the root (make-test-root.sh SUITE ARCH) and the packages' names
+# (pwflagsd_VERSION_ARCH.deb, libpwflags0_..., libpwflags-dev_...). A foreign one (arm64 on an amd64 host) runs
+# under qemu-user through binfmt_misc (systemd/cross/binfmt.sh; the trixie leg needs qemu 10, which
+# PWFLAGSD_QEMU_AARCH64 or bookworm-backports' qemu-user-static gives), every program in the container
+# included, and the same checks run with these differences:
+# - every deadline (the boot's, the power-off's, each check's waits and --wait) is multiplied by SLOW
+#   (PWFLAGSD_NSPAWN_SLOWDOWN, 5 when foreign): nothing is slept instead;
+# - check 1 reads the dynamic section (readelf -d: NEEDED, RUNPATH) instead of ldd, which would run the arm64
+#   loader, and the BINDIR binaries run in the container (bound read-only, once the package brought libcurl and
+#   libsystemd) rather than with /opt/swift hidden on the host: the container never had an /opt/swift;
+# - systemd in the container preloads a shim (built here with clang --target=aarch64-linux-gnu) that turns two
+#   things qemu refuses with EINVAL into what the kernel would do (see NSPAWN_FOREIGN below): without it no unit
+#   with credentials starts (pwflagsd.service's API token), and on Debian 13 no unit at all;
+# - the container is powered off through its private bus rather than nspawn's signal, which qemu renumbers.
+# What the arm64 legs cannot prove: the seccomp filters. systemd loads them for aarch64, but the kernel sees the
+# emulator's x86-64 system calls, which an aarch64 filter lets through: SystemCallFilter=,
+# SystemCallArchitectures=, RestrictAddressFamilies=, RestrictNamespaces=, MemoryDenyWriteExecute= (qemu's JIT
+# needs W+X pages) and the like are set but not in force. The checks still pass; only an arm64 machine shows that
+# the daemon lives under them (the amd64 legs show it for amd64).
+#
 # The root: systemd/make-test-root.sh makes it (debootstrap --variant=minbase plus systemd, dbus, procps and
 # python3; dbus-broker and dbus-user-session come from the mirror during the run) once, keeps it in
-# $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase; delete it to make it again) and
+# $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase, SUITE-arm64-minbase for arm64; delete
+# it to make it again) and
 # refreshes its package lists when older than a day. The container boots it read-only under
 # a throw-away tmpfs overlay (--volatile=overlay), so every run starts from the same clean machine. It shares
 # the host's network, for apt.
 #
-# 1. The binaries link no Swift runtime library (ldd), and run with /opt/swift hidden.
+# 1. The binaries link no Swift runtime library (ldd), and run with /opt/swift hidden (arm64: see above).
 # 2. `systemd-analyze verify --man=no` prints nothing on stderr for every unit.
 # 3. The install step of docs/operations.md, `apt install ./pwflagsd_VERSION_ARCH.deb`: apt fetches the Depends (libcurl4 is
 #    not on the clean root) and every library the binaries load is there. Then: a pwflags member reads a flag
@@ -45,13 +68,11 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BINDIR=$(cd "${1:-$REPO/.build/release}" && pwd)
 MACHINE="pwflagsd-test-$$"
-BOOT_TIMEOUT=90
 SUITE=${PWFLAGSD_NSPAWN_SUITE:-bookworm}
 # libcurl's package: Debian 13 renamed it for the 64-bit time_t transition; it provides libcurl4, which the
 # package built on Debian 12 depends on.
 LIBCURL=libcurl4
 [[ $SUITE == trixie ]] && LIBCURL=libcurl4t64
-ROOT=${PWFLAGSD_NSPAWN_ROOT:-/var/cache/pwflagsd-test/$SUITE-minbase}
 START=$(date +%s)
 
 passed=0
@@ -68,16 +89,109 @@ die() { echo "test-nspawn: $*" >&2; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "must run as root"
 [[ $SUITE == bookworm || $SUITE == trixie ]] || die "PWFLAGSD_NSPAWN_SUITE is bookworm or trixie, not '$SUITE'"
-for tool in systemd-nspawn debootstrap systemd-analyze nsenter unshare ldd; do
-    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install systemd-container debootstrap util-linux)"
+for tool in systemd-nspawn debootstrap systemd-analyze nsenter unshare ldd readelf; do
+    command -v "$tool" >/dev/null ||
+        die "$tool is missing (apt-get install systemd-container debootstrap util-linux binutils)"
 done
 for binary in pwflagsd pwflags; do
     [[ -x $BINDIR/$binary ]] || die "$BINDIR/$binary is missing: swift build -c release --static-swift-stdlib"
 done
+# The Debian architecture of the binaries, which picks the root and the packages' names.
+case $(readelf -h "$BINDIR/pwflagsd" | sed -n 's/^ *Machine: *//p') in
+    "Advanced Micro Devices X86-64") BINARCH=amd64 ;;
+    AArch64) BINARCH=arm64 ;;
+    *) die "$BINDIR/pwflagsd is neither an x86-64 nor an AArch64 ELF: $(readelf -h "$BINDIR/pwflagsd" | grep Machine)" ;;
+esac
+ARCH=${PWFLAGSD_NSPAWN_ARCH:-$BINARCH}
+[[ $ARCH == "$BINARCH" ]] || die "PWFLAGSD_NSPAWN_ARCH is $ARCH, but $BINDIR/pwflagsd is an $BINARCH binary"
+ROOT_NAME=$SUITE-minbase
+[[ $ARCH == amd64 ]] || ROOT_NAME=$SUITE-$ARCH-minbase
+ROOT=${PWFLAGSD_NSPAWN_ROOT:-/var/cache/pwflagsd-test/$ROOT_NAME}
+# A foreign architecture runs through qemu-user (systemd/cross/binfmt.sh registers it), every program in the
+# container included: the deadlines below are multiplied by SLOW.
+FOREIGN=
+SLOW=1
+if [[ $ARCH != $(dpkg --print-architecture) ]]; then
+    FOREIGN=1
+    SLOW=${PWFLAGSD_NSPAWN_SLOWDOWN:-5}
+    "$REPO/systemd/cross/binfmt.sh" || die "cannot run $ARCH programs on this $(dpkg --print-architecture) host"
+fi
+[[ $SLOW =~ ^[1-9][0-9]*$ ]] || die "PWFLAGSD_NSPAWN_SLOWDOWN is a whole factor (1 or more), not '$SLOW'"
+BOOT_TIMEOUT=$((90 * SLOW))
 
 WORK=$(mktemp -d /tmp/pwflagsd-nspawn.XXXXXX)
 NSPAWN_PID=
 LEADER=
+NSPAWN_FOREIGN=()
+if [[ -n $FOREIGN ]]; then
+    # qemu-user refuses what it cannot emulate with EINVAL where systemd expects ENOSYS or EPERM before it falls
+    # back (systemd issues 21511 and 31219): a fork-like clone() into a new mount namespace (CLONE_NEWNS), which
+    # systemd 252 and 257 make to set up every unit's credentials (pwflagsd.service's API token among them;
+    # journald's too on Debian 13), and posix_spawn() into a cgroup (clone3 with CLONE_INTO_CGROUP), which
+    # systemd 257 makes to start its executor. systemd in the container (PID 1, and systemd-executor which it
+    # spawns with its environment) preloads this shim: the clone becomes a fork and an unshare(CLONE_NEWNS) in the
+    # child (what the kernel does in one step), and posix_spawn's EINVAL with a cgroup becomes ENOSYS, on which
+    # systemd spawns and then moves the process into the cgroup itself. Nothing else in the container loads it
+    # (the manager gives its services a clean environment).
+    QEMU_INTERPRETER=$(sed -n 's/^interpreter //p' /proc/sys/fs/binfmt_misc/qemu-aarch64)
+    # (Debian's aarch64-binfmt-P refuses to run by its own name: the file it links to is asked.)
+    QEMU_VERSION=$("$(readlink -f "$QEMU_INTERPRETER")" --version 2>/dev/null | sed -n '1s/.* version \([0-9]*\)\..*/\1/p')
+    # Debian 12's qemu 7.2 fails systemd 257's posix_spawn of its executor with EINVAL even through the shim
+    # (every unit fails 'resources'); 10.0 (bookworm-backports, trixie) boots it.
+    [[ $SUITE != trixie || ${QEMU_VERSION:-0} -ge 10 ]] || die "$QEMU_INTERPRETER is qemu ${QEMU_VERSION:-?}:" \
+        "Debian 13's systemd cannot start its units under qemu older than 10.0; apt-get install -t bookworm-backports" \
+        "qemu-user-static (or point PWFLAGSD_QEMU_AARCH64 at a static qemu-aarch64 10.x), then run systemd/cross/binfmt.sh"
+    CLANG=$(command -v clang || echo /opt/swift/usr/bin/clang)
+    cat >"$WORK/qemu-shim.c" <<'C'
+#include <stdarg.h>
+#define NR_CLONE 220 /* aarch64's clone */
+#define CLONE_VM 0x00000100L
+#define CLONE_NEWNS 0x00020000L
+#define EINVAL 22
+#define ENOSYS 38
+#define POSIX_SPAWN_SETCGROUP 0x100
+#define RTLD_NEXT ((void *)-1L)
+extern void *dlsym(void *, const char *);
+extern int unshare(int);
+extern void _exit(int);
+extern int posix_spawnattr_getflags(const void *, short *);
+typedef long (*syscall_fn)(long, ...);
+typedef int (*spawn_fn)(int *, const char *, const void *, const void *, char *const[], char *const[]);
+static syscall_fn real_syscall;
+static spawn_fn real_spawn;
+__attribute__((constructor)) static void init(void) {
+    real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+    real_spawn = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
+}
+long syscall(long number, ...) {
+    va_list ap;
+    long a[6];
+    va_start(ap, number);
+    for (int i = 0; i < 6; i++) a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (number == NR_CLONE && (a[0] & CLONE_NEWNS) && !(a[0] & CLONE_VM)) {
+        long pid = real_syscall(number, a[0] & ~CLONE_NEWNS, a[1], a[2], a[3], a[4], a[5]);
+        if (pid == 0 && unshare(CLONE_NEWNS) < 0) _exit(127); /* never on in the caller's namespace */
+        return pid;
+    }
+    return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+int posix_spawn(int *pid, const char *path, const void *actions, const void *attr, char *const argv[],
+                char *const envp[]) {
+    int r = real_spawn(pid, path, actions, attr, argv, envp);
+    short flags = 0;
+    if (r == EINVAL && attr && posix_spawnattr_getflags(attr, &flags) == 0 && (flags & POSIX_SPAWN_SETCGROUP))
+        return ENOSYS;
+    return r;
+}
+C
+    "$CLANG" --target=aarch64-linux-gnu -O2 -fPIC -shared -nostdlib -fuse-ld=lld -Wall -Werror \
+        -o "$WORK/qemu-shim.so" "$WORK/qemu-shim.c" ||
+        die "could not build the qemu shim for $ARCH with $CLANG (clang with the AArch64 target and lld)"
+    NSPAWN_FOREIGN=(--bind-ro="$WORK/qemu-shim.so:/usr/local/lib/pwflagsd-test-qemu-shim.so"
+        --setenv=LD_PRELOAD=/usr/local/lib/pwflagsd-test-qemu-shim.so
+        --bind-ro="$BINDIR:/mnt/pwflagsd-bin" --bind-ro="$REPO/config:/mnt/pwflagsd-config")
+fi
 # nspawn without a host systemd (--keep-unit) makes its payload/ and supervisor/ cgroups beside itself. It runs
 # in a cgroup of its own in each writable hierarchy, so that they are ours alone and removed afterwards.
 CGROUPS=()
@@ -89,10 +203,19 @@ cleanup() {
     local status=$?
     set +e
     if [[ -n $NSPAWN_PID ]] && kill -0 "$NSPAWN_PID" 2>/dev/null; then
-        # SIGTERM makes nspawn ask the container's systemd to power off; SIGKILL if that takes too long.
-        kill -TERM "$NSPAWN_PID"
-        for _ in $(seq 1 100); do kill -0 "$NSPAWN_PID" 2>/dev/null || break; sleep 0.2; done
-        kill -0 "$NSPAWN_PID" 2>/dev/null && kill -KILL "$NSPAWN_PID"
+        # SIGTERM makes nspawn ask the container's systemd to power off; SIGKILL if that takes too long. Under
+        # qemu-user the signal nspawn sends (SIGRTMIN+4) reaches the emulated systemd as another one (qemu keeps
+        # host real-time signals of its own): it is asked on its private bus instead, which needs no logind.
+        if [[ -n $FOREIGN && -n $LEADER ]]; then
+            in_ct systemctl start --no-block --job-mode=replace-irreversibly poweroff.target >/dev/null 2>&1 ||
+                kill -TERM "$NSPAWN_PID"
+        else
+            kill -TERM "$NSPAWN_PID"
+        fi
+        for _ in $(seq 1 $((100 * SLOW))); do kill -0 "$NSPAWN_PID" 2>/dev/null || break; sleep 0.2; done
+        # The container's PID 1 first: it would outlive nspawn, and with it everything in the container.
+        [[ -n $LEADER ]] && kill -0 "$NSPAWN_PID" 2>/dev/null && kill -KILL "$LEADER" 2>/dev/null
+        kill -0 "$NSPAWN_PID" 2>/dev/null && sleep 1 && kill -KILL "$NSPAWN_PID"
         wait "$NSPAWN_PID" 2>/dev/null
     fi
     for cgroup in "${CGROUPS[@]}"; do
@@ -108,19 +231,43 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "# static build: $BINDIR"
+echo "# static build ($ARCH): $BINDIR"
+SWIFT_LIBRARIES='libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime|/opt/swift'
 for binary in pwflagsd pwflags; do
-    check "$binary links no Swift runtime library" \
-        bash -c "! ldd '$BINDIR/$binary' | grep -E 'libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime|/opt/swift'"
+    if [[ -z $FOREIGN ]]; then
+        check "$binary links no Swift runtime library" \
+            bash -c "! ldd '$BINDIR/$binary' | grep -E '$SWIFT_LIBRARIES'"
+    else
+        # ldd runs the binary's own loader, which this host does not have: the dynamic section says the same, the
+        # libraries it names (NEEDED) and where it would look for them (RUNPATH, RPATH). The libraries those load
+        # are Debian's (ldd in the container below finds them all).
+        check "$binary links no Swift runtime library (readelf -d: NEEDED, RUNPATH)" \
+            bash -c "! readelf -d '$BINDIR/$binary' | grep -E '\((NEEDED|RUNPATH|RPATH)\)' | grep -E '$SWIFT_LIBRARIES'"
+    fi
 done
 # The same binaries with the toolchain hidden: a private mount namespace with an empty tmpfs over /opt/swift.
-hidden() { unshare --mount --propagation private -- sh -c 'mount -t tmpfs -o mode=0755 none /opt/swift && exec "$@"' sh "$@"; }
-check "pwflagsd --version runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --version
-check "pwflagsd --check-config runs with /opt/swift hidden" hidden "$BINDIR/pwflagsd" --check-config --config "$REPO/config/demo.conf"
-check "pwflags --help runs with /opt/swift hidden" hidden "$BINDIR/pwflags" --help
-# The package ships one binary: /usr/bin/pwflags is a link to pwflagsd, which runs the CLI under that name.
-ln -s "$(realpath "$BINDIR/pwflagsd")" "$WORK/pwflags"
-check "pwflagsd started as pwflags is the CLI" bash -c "'$WORK/pwflags' --help | grep -q '^Usage: pwflags'"
+# A foreign binary needs its own architecture's libc, libsystemd and libcurl: it runs in the container instead,
+# once the package brought them (below), where there never was an /opt/swift.
+static_runs() {
+    hidden() { unshare --mount --propagation private -- sh -c 'mount -t tmpfs -o mode=0755 none /opt/swift && exec "$@"' sh "$@"; }
+    local config=$REPO/config/demo.conf bindir=$BINDIR where="with /opt/swift hidden"
+    if [[ -n $FOREIGN ]]; then
+        hidden() { in_ct sh -c '[ ! -e /opt/swift ] && exec "$@"' sh "$@"; }
+        config=/mnt/pwflagsd-config/demo.conf bindir=/mnt/pwflagsd-bin where="in the $ARCH container, no /opt/swift"
+    fi
+    check "pwflagsd --version runs $where" hidden "$bindir/pwflagsd" --version
+    check "pwflagsd --check-config runs $where" hidden "$bindir/pwflagsd" --check-config --config "$config"
+    check "pwflags --help runs $where" hidden "$bindir/pwflags" --help
+    # The package ships one binary: /usr/bin/pwflags is a link to pwflagsd, which runs the CLI under that name.
+    if [[ -z $FOREIGN ]]; then
+        ln -s "$(realpath "$BINDIR/pwflagsd")" "$WORK/pwflags"
+        check "pwflagsd started as pwflags is the CLI" bash -c "'$WORK/pwflags' --help | grep -q '^Usage: pwflags'"
+    else
+        check "pwflagsd started as pwflags is the CLI ($where)" in_ct sh -c '
+            ln -sf /mnt/pwflagsd-bin/pwflagsd /tmp/pwflags && /tmp/pwflags --help | grep -q "^Usage: pwflags"'
+    fi
+}
+[[ -n $FOREIGN ]] || static_runs
 
 echo "# the package (systemd/build-deb.sh), and a higher version of it for the upgrade"
 DEBDIR=$WORK/deb
@@ -128,12 +275,15 @@ VERSION=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' "$REPO/Sources/Flags
 check "build pwflagsd_${VERSION}" "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDIR"
 check "build pwflagsd_${VERSION}+upgrade1" env PWFLAGSD_DEB_VERSION="$VERSION+upgrade1" \
     "$REPO/systemd/build-deb.sh" "$BINDIR" "$DEBDIR"
-[[ -f $DEBDIR/pwflagsd_${VERSION}_$(dpkg --print-architecture).deb ]] || die "no package was built"
+for package in pwflagsd_${VERSION} pwflagsd_${VERSION}+upgrade1 libpwflags0_${VERSION} libpwflags-dev_${VERSION}; do
+    [[ -f $DEBDIR/${package}_$ARCH.deb ]] ||
+        die "no ${package}_$ARCH.deb was built from the $ARCH binaries; $DEBDIR holds: $(cd "$DEBDIR" && echo *.deb)"
+done
 # The C program the container compiles against the installed libpwflags-dev.
 cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
 
-echo "# the clean root: $ROOT (Debian $SUITE)"
-"$REPO/systemd/make-test-root.sh" "$SUITE" || die "the clean root could not be made"
+echo "# the clean root: $ROOT (Debian $SUITE, $ARCH)"
+"$REPO/systemd/make-test-root.sh" "$SUITE" "$ARCH" || die "the clean root could not be made"
 check "the root is clean: no pwflagsd, no $LIBCURL, no /opt/swift" sh -c '
     ! chroot "$1" dpkg -s pwflagsd >/dev/null 2>&1 && ! chroot "$1" dpkg -s "$2" >/dev/null 2>&1 &&
     [ ! -e "$1/opt/swift" ]' sh "$ROOT" "$LIBCURL"
@@ -146,7 +296,7 @@ for cgroup in "${CGROUPS[@]}"; do mkdir "$cgroup"; done
     # --volatile=overlay: the root read-only under a tmpfs, which goes when the container does.
     exec systemd-nspawn --quiet --directory="$ROOT" --volatile=overlay --machine="$MACHINE" \
         --register=no --keep-unit --console=read-only --resolv-conf=copy-host \
-        --bind-ro="$DEBDIR:/mnt/pwflagsd-deb" \
+        --bind-ro="$DEBDIR:/mnt/pwflagsd-deb" "${NSPAWN_FOREIGN[@]}" \
         --boot -- systemd.unit=basic.target
 ) </dev/null >"$WORK/console.log" 2>&1 &
 NSPAWN_PID=$!
@@ -162,10 +312,11 @@ for _ in $(seq 1 $((BOOT_TIMEOUT * 5))); do
 done
 [[ -n $LEADER ]] || { cat "$WORK/console.log"; die "the container's systemd did not start"; }
 
-# Runs a command inside the container as root, with a clean environment.
+# Runs a command inside the container as root, with a clean environment but for SLOW, the factor the commands'
+# own deadlines are multiplied by (1 on this host's architecture).
 in_ct() {
     nsenter --target "$LEADER" --mount --uts --ipc --net --pid --root --wdns=/ -- \
-        env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
+        env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SLOW="$SLOW" "$@"
 }
 
 # Calls the daemon's interface on the system bus as USER with busctl and checks the answer:
@@ -193,10 +344,10 @@ signals_check() {
         runuser -u alice -- stdbuf -oL dbus-monitor --system \
             "type='"'"'signal'"'"',interface='"'"'io.github.pwflagsd.Flags1'"'"',member='"'"'Changed'"'"'" >/run/signals.out 2>&1 &
         monitor=$!
-        for i in $(seq 1 50); do grep -q "NameAcquired\|member=Changed" /run/signals.out 2>/dev/null && break; sleep 0.1; done
+        for i in $(seq 1 $((50 * SLOW))); do grep -q "NameAcquired\|member=Changed" /run/signals.out 2>/dev/null && break; sleep 0.1; done
         runuser -u alice -- busctl emit /io/github/pwflagsd/Flags1 io.github.pwflagsd.Flags1 Changed "tasa(sbsa{sv}s)" 999 0 0
         pwflags override set new_checkout --enabled false >/dev/null && pwflags override clear new_checkout >/dev/null
-        for i in $(seq 1 50); do grep -q "^   uint64" /run/signals.out && break; sleep 0.1; done
+        for i in $(seq 1 $((50 * SLOW))); do grep -q "^   uint64" /run/signals.out && break; sleep 0.1; done
         kill $monitor
         grep -q "^   uint64" /run/signals.out && ! grep -q "uint64 999" /run/signals.out || { cat /run/signals.out; exit 1; }'
 }
@@ -220,14 +371,16 @@ echo "# install the package as docs/operations.md says: apt install ./pwflagsd_V
 check "pwflagsd is not installed yet, nothing at /usr/bin/pwflagsd" in_ct sh -c '
     ! dpkg -s pwflagsd >/dev/null 2>&1 && [ ! -e /usr/bin/pwflagsd ] && ! getent group pwflags'
 check "no policy-rc.d on the clean root (the reinstall below puts one there)" in_ct test ! -e /usr/sbin/policy-rc.d
-check "apt-get install pwflagsd_${VERSION}_*.deb fetches the Depends from the mirror ($LIBCURL among them)" in_ct sh -ec '
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+check "apt-get install pwflagsd_${VERSION}_$ARCH.deb fetches the Depends from the mirror ($LIBCURL among them)" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}_$ARCH"'.deb
     dpkg -s '"$LIBCURL"' | grep -qx "Status: install ok installed"'
 check "every library the binaries load is installed (ldd finds them all)" in_ct sh -c '
     for binary in /usr/bin/pwflagsd /usr/bin/pwflags; do
         out=$(ldd "$binary") || exit 1
         if echo "$out" | grep "not found"; then exit 1; fi
     done'
+# The foreign static build's runs, now that the package brought the libraries it loads.
+[[ -z $FOREIGN ]] || static_runs
 check "pwflags --version and pwflagsd --version print the version and exit 0" in_ct sh -c '
     [ "$(pwflags --version)" = "pwflags '"$VERSION"'" ] && [ "$(pwflagsd --version)" = "pwflagsd '"$VERSION"'" ]'
 check "group pwflags exists" in_ct getent group pwflags
@@ -269,7 +422,7 @@ else
 fi
 check "log entries reach the journal with their fields (PWFLAGS_EVENT, FLAG_KEY)" in_ct sh -c '
     runuser -u alice -- pwflags impression new_checkout >/dev/null
-    for i in 1 2 3 4 5 6 7 8 9 10; do
+    for i in $(seq 1 $((10 * SLOW))); do
         journalctl -u pwflagsd -o verbose --no-pager | grep -q "FLAG_KEY=new_checkout" && exit 0
         sleep 0.2
     done
@@ -308,7 +461,7 @@ check "--check-config as root reads the same configuration" in_ct pwflagsd --che
 echo "# the C library: libpwflags0 and libpwflags-dev, and a program compiled on the device"
 check "apt-get install libpwflags0 and libpwflags-dev ${VERSION}, with gcc and pkg-config from the mirror" in_ct sh -ec '
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc libc6-dev pkg-config \
-        /mnt/pwflagsd-deb/libpwflags0_'"$VERSION"'_*.deb /mnt/pwflagsd-deb/libpwflags-dev_'"$VERSION"'_*.deb >/dev/null
+        /mnt/pwflagsd-deb/libpwflags0_'"${VERSION}_$ARCH"'.deb /mnt/pwflagsd-deb/libpwflags-dev_'"${VERSION}_$ARCH"'.deb >/dev/null
     [ -f /usr/share/man/man3/pwflags_client_new.3.gz ] && [ -e /usr/share/man/man3/pwflags_client_free.3.gz ]'
 check "cc app.c \$(pkg-config --cflags --libs pwflags) builds against the installed header and library" in_ct sh -ec '
     cd /tmp && cp /mnt/pwflagsd-deb/app.c . && cc -Wall -Wextra -Werror app.c $(pkg-config --cflags --libs pwflags) -o app
@@ -316,7 +469,7 @@ check "cc app.c \$(pkg-config --cflags --libs pwflags) builds against the instal
     ldd app | grep -qE "libpwflags.so.0 => (/usr)?/lib/"'
 check "the program reads dark_mode from the installed daemon as alice, and hears it change" in_ct sh -ec '
     runuser -u alice -- /tmp/app dark_mode >/tmp/app.out 2>&1 & app=$!
-    for i in $(seq 1 100); do grep -q "^read dark_mode disabled$" /tmp/app.out && break; sleep 0.1; done
+    for i in $(seq 1 $((100 * SLOW))); do grep -q "^read dark_mode disabled$" /tmp/app.out && break; sleep 0.1; done
     grep -q "^read dark_mode disabled$" /tmp/app.out
     pwflags override set dark_mode --enabled true >/dev/null
     wait $app
@@ -341,13 +494,13 @@ echo "# Restart=on-failure"
 check "SIGKILL: systemd restarts it and the socket still serves" in_ct sh -c '
     old=$(systemctl show -P MainPID pwflagsd)
     systemctl kill -s KILL pwflagsd
-    for i in $(seq 1 50); do
+    for i in $(seq 1 $((50 * SLOW))); do
         new=$(systemctl show -P MainPID pwflagsd)
         [ "$new" != 0 ] && [ "$new" != "$old" ] && systemctl is-active -q pwflagsd && break
         sleep 0.2
     done
     [ "$(systemctl show -P NRestarts pwflagsd)" = 1 ] &&
-    runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
+    runuser -u alice -- pwflags --wait $((10 * SLOW)) is-enabled new_checkout'
 check "systemctl stop pwflagsd.service leaves the socket file (the socket unit owns it)" in_ct sh -c '
     systemctl stop pwflagsd.service && [ -S /run/pwflagsd/pwflagsd.sock ] && systemctl is-active -q pwflagsd.socket &&
     runuser -u alice -- pwflags is-enabled new_checkout && systemctl is-active -q pwflagsd.service'
@@ -429,7 +582,7 @@ check "starting pwflagsd@demo.service directly pulls in its own socket, not pwfl
     systemctl is-active -q pwflagsd@demo.socket && ! systemctl is-active -q pwflagsd.socket &&
     runuser -u alice -- pwflags --socket /run/pwflagsd-demo/pwflagsd.sock is-enabled search_v2'
 check "pwflagsd.socket starts again and serves" in_ct sh -c '
-    systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
+    systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait $((10 * SLOW)) is-enabled new_checkout'
 
 echo "# a flag gates a unit: ExecCondition=pwflags is-enabled, and pwflags listen --exec"
 check "the example units are installed in /usr/share/doc/pwflagsd/examples" in_ct sh -c '
@@ -438,9 +591,9 @@ check "the example units are installed in /usr/share/doc/pwflagsd/examples" in_c
     done'
 check "units gated on new_checkout (on), dark_mode (off), no_such_flag and an unreachable socket" in_ct sh -ec '
     unit() { printf "[Service]\nExecCondition=/usr/bin/pwflags %s\nExecStart=/bin/sleep infinity\n" "$2" >/etc/systemd/system/$1.service; }
-    unit gate-on "--wait 10 is-enabled new_checkout"
-    unit gate-off "--wait 10 is-enabled dark_mode"
-    unit gate-absent "--wait 10 is-enabled no_such_flag"
+    unit gate-on "--wait $((10 * SLOW)) is-enabled new_checkout"
+    unit gate-off "--wait $((10 * SLOW)) is-enabled dark_mode"
+    unit gate-absent "--wait $((10 * SLOW)) is-enabled no_such_flag"
     unit gate-unreachable "--socket /run/nobody.sock is-enabled new_checkout"
     systemctl daemon-reload
     # A unit whose ExecCondition= exits 1 to 254 is skipped, and its start job still succeeds.
@@ -451,7 +604,7 @@ for gate in off:1 absent:1 unreachable:69; do
         [ "$(systemctl is-active gate-'"${gate%:*}"'.service)" = inactive ] && ! systemctl is-failed -q gate-'"${gate%:*}"'.service'
 done
 check "the skipped unit's journal says why (the unreachable socket)" in_ct sh -c '
-    for i in $(seq 1 25); do
+    for i in $(seq 1 $((25 * SLOW))); do
         journalctl --no-pager -o cat -u gate-unreachable.service | grep -q /run/nobody.sock && exit 0
         sleep 0.2
     done
@@ -465,7 +618,7 @@ beta() {
     mv /etc/pwflagsd/gate-flags.json.new /etc/pwflagsd/gate-flags.json
 }
 # until SECONDS COMMAND...: retries the command every 0.2 s.
-until_ok() { n=$(($1 * 5)); shift; while [ "$n" -gt 0 ]; do "$@" && return 0; n=$((n - 1)); sleep 0.2; done; "$@"; }
+until_ok() { n=$(($1 * 5 * SLOW)); shift; while [ "$n" -gt 0 ]; do "$@" && return 0; n=$((n - 1)); sleep 0.2; done; "$@"; }
 subscribed() { pwflags --socket "$S" --json status | grep -q '"subscriptions":1'; }
 inactive() { [ "$(systemctl is-active beta-worker.service)" = inactive ]; }
 SH
@@ -474,9 +627,9 @@ check "listen --exec 'systemctl restart' makes a gated unit follow its flag: on 
     beta false
     printf "[FeatureFlags]\nLocalFlagsFile=/etc/pwflagsd/gate-flags.json\n" >/etc/pwflagsd/gate.conf
     systemctl start pwflagsd@gate.socket
-    printf "[Service]\nExecCondition=/usr/bin/pwflags --socket $S --wait 10 is-enabled beta\nExecStart=/bin/sleep infinity\n" \
+    printf "[Service]\nExecCondition=/usr/bin/pwflags --socket $S --wait $((10 * SLOW)) is-enabled beta\nExecStart=/bin/sleep infinity\n" \
         >/etc/systemd/system/beta-worker.service
-    printf "[Service]\nExecStart=/usr/bin/pwflags --socket $S --wait 10 listen --exec \"echo run >>/run/beta-runs; systemctl restart beta-worker.service\" beta\nRestart=on-failure\n" \
+    printf "[Service]\nExecStart=/usr/bin/pwflags --socket $S --wait $((10 * SLOW)) listen --exec \"echo run >>/run/beta-runs; systemctl restart beta-worker.service\" beta\nRestart=on-failure\n" \
         >/etc/systemd/system/beta-follow.service
     systemctl daemon-reload
     systemctl start beta-worker.service beta-follow.service
@@ -553,7 +706,7 @@ if [[ $SUITE == trixie ]]; then
     check "varlinkctl call --more Listen as alice: the snapshot, then the change an override makes" in_ct sh -ec '
         runuser -u alice -- varlinkctl call --more '"$VARLINK"' io.github.pwflagsd.Flags.Listen \
             "{\"keys\":[\"dark_mode\"]}" >/tmp/listen.out 2>&1 & listener=$!
-        seen() { n=50; while [ $n -gt 0 ]; do grep -q "$1" /tmp/listen.out && return 0; n=$((n - 1)); sleep 0.2; done; return 1; }
+        seen() { n=$((50 * SLOW)); while [ $n -gt 0 ]; do grep -q "$1" /tmp/listen.out && return 0; n=$((n - 1)); sleep 0.2; done; return 1; }
         seen r_5e6f7a8b || { cat /tmp/listen.out; kill $listener; exit 1; }
         pwflags override set dark_mode --enabled true >/dev/null
         seen "\"changed\"" || { cat /tmp/listen.out; kill $listener; exit 1; }
@@ -565,9 +718,9 @@ if [[ $SUITE == trixie ]]; then
 else
     # systemd 252 has no varlinkctl: Python's socket module sends GetInfo, one NUL-ended JSON object.
     in_ct tee /usr/local/share/varlink-info.py >/dev/null <<'PY'
-import json, socket, sys
+import json, os, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(10)
+s.settimeout(10 * int(os.environ.get("SLOW", "1")))
 s.connect("/run/pwflagsd/io.github.pwflagsd.Flags")
 s.sendall(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
 reply = b""
@@ -593,12 +746,12 @@ check "stop pwflagsd.service, enable --now pwflagsd-ofrep.socket: root:pwflags 0
     [ "$(stat -c "%U:%G %a %F" /run/pwflagsd/ofrep.sock)" = "root:pwflags 660 socket" ]'
 # The stock client of the standard library: HTTP/1.1 over the Unix socket, the first connection starting pwflagsd.
 in_ct tee /usr/local/share/ofrep-get.py >/dev/null <<'PY'
-import http.client, json, socket, sys
+import http.client, json, os, socket, sys
 class UnixConnection(http.client.HTTPConnection):
     def connect(self):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect("/run/pwflagsd/ofrep.sock")
-connection = UnixConnection("localhost", timeout=10)
+connection = UnixConnection("localhost", timeout=10 * int(os.environ.get("SLOW", "1")))
 connection.request("POST", "/ofrep/v1/evaluate/flags/" + sys.argv[1], body="{}", headers={"Content-Type": "application/json"})
 response = connection.getresponse()
 answer = json.load(response)
@@ -626,7 +779,7 @@ check "disable --now pwflagsd-ofrep.socket; restarted, pwflagsd serves without i
     systemctl disable --now pwflagsd-ofrep.socket
     [ ! -e /run/pwflagsd/ofrep.sock ]
     systemctl restart pwflagsd.service
-    runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
+    runuser -u alice -- pwflags --wait $((10 * SLOW)) is-enabled new_checkout'
 
 echo "# HTTP to an upstream from inside the sandbox: pwflagsd@net against a fake Pushwoosh on 127.0.0.1"
 # The container shares the host's network (apt needs it): a port of this run's own.
@@ -654,7 +807,7 @@ check "pwflagsd@net fetches through libcurl under the full hardening" in_ct sh -
     printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:'"$UPSTREAM_PORT"'/json/1.3/\n" \
         >/etc/pwflagsd/net.conf
     systemctl enable --now pwflagsd@net.socket
-    for i in $(seq 1 50); do
+    for i in $(seq 1 $((50 * SLOW))); do
         runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock get new_checkout >/dev/null 2>&1 && break
         sleep 0.2
     done
@@ -676,7 +829,7 @@ check "the state holds pwflagsd@net's flag cache before the upgrade" \
 check "alice runs pwflags listen new_checkout, subscribed before the upgrade" in_ct sh -ec '
     systemd-run --quiet --unit=listen-upgrade -p User=alice -p StandardOutput=file:/run/listen-upgrade.out \
         -p StandardError=journal /usr/bin/pwflags listen new_checkout
-    for i in $(seq 1 50); do
+    for i in $(seq 1 $((50 * SLOW))); do
         pwflags --json status | grep -q "\"subscriptions\":1" && exit 0
         sleep 0.2
     done
@@ -685,8 +838,8 @@ pid_before=$(in_ct systemctl show -P MainPID pwflagsd)
 net_before=$(in_ct systemctl show -P MainPID pwflagsd@net)
 check "pwflagsd and pwflagsd@net run before the upgrade (MainPID $pid_before and $net_before)" \
     test "$pid_before" -gt 0 -a "$net_before" -gt 0
-check "apt-get install pwflagsd_${VERSION}+upgrade1_*.deb" in_ct sh -ec '
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'+upgrade1_*.deb
+check "apt-get install pwflagsd_${VERSION}+upgrade1_$ARCH.deb" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}+upgrade1_$ARCH"'.deb
     [ "$(dpkg-query -W -f="\${Version}" pwflagsd)" = '"$VERSION"'+upgrade1 ]'
 check "the edited conffile is kept, with no .dpkg-dist or .dpkg-new beside it" in_ct sh -c '
     grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && [ -z "$(find /etc/pwflagsd -name "*.dpkg-*")" ]'
@@ -705,7 +858,7 @@ check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachabl
 # prints is the override made now, and it prints it once.
 check "the pwflags listen started before the upgrade prints a change made after it, once" in_ct sh -ec '
     pwflags override set new_checkout --enabled false >/dev/null
-    for i in $(seq 1 50); do [ -s /run/listen-upgrade.out ] && break; sleep 0.2; done
+    for i in $(seq 1 $((50 * SLOW))); do [ -s /run/listen-upgrade.out ] && break; sleep 0.2; done
     cat /run/listen-upgrade.out
     [ "$(wc -l </run/listen-upgrade.out)" = 1 ]
     grep -q "changed new_checkout: disabled (override" /run/listen-upgrade.out
@@ -725,7 +878,7 @@ check "dana (a desktop user with a home, outside pwflags) gets systemd --user an
     out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q dbus-user-session 2>&1) || { echo "$out" | tail -5; exit 1; }
     id dana >/dev/null 2>&1 || useradd --create-home dana
     systemctl start "user@$(id -u dana).service"
-    for i in $(seq 1 150); do
+    for i in $(seq 1 $((150 * SLOW))); do
         [ -S /run/user/$(id -u dana)/bus ] && systemctl is-active -q user@$(id -u dana).service && exit 0
         sleep 0.2
     done
@@ -784,7 +937,7 @@ check "apt-get install dbus-broker; the system bus is restarted as dbus-broker" 
     systemctl restart systemd-logind.service
     systemctl is-active dbus-broker.service && pgrep -ax dbus-broker && ! pgrep -ax dbus-daemon'
 check "pwflagsd reconnects to the new bus by itself and owns its name again; status says it serves" in_ct sh -c '
-    for i in $(seq 1 150); do
+    for i in $(seq 1 $((150 * SLOW))); do
         pwflags --json status 2>/dev/null | grep -q "\"bus\":{\"bus\":\"system\",\"name\":\"io.github.pwflagsd.Flags1\",\"reason\":null,\"state\":\"serving\"}" &&
             busctl status io.github.pwflagsd.Flags1 2>/dev/null | grep -q "^Unit=pwflagsd.service" && exit 0
         sleep 0.2
@@ -813,8 +966,8 @@ check "the configuration, the state and the enable links stay after remove" in_c
     [ -L /etc/systemd/system/sockets.target.wants/pwflagsd@net.socket ]'
 
 echo "# reinstall after remove: the enabled sockets serve again"
-check "apt-get install pwflagsd_${VERSION}+upgrade1_*.deb again" in_ct sh -ec '
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'+upgrade1_*.deb'
+check "apt-get install pwflagsd_${VERSION}+upgrade1_$ARCH.deb again" in_ct sh -ec '
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}+upgrade1_$ARCH"'.deb'
 check "pwflagsd.socket and pwflagsd@net.socket are enabled and listening; alice reads through both at once" \
     in_ct sh -c '
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket &&
@@ -837,9 +990,9 @@ check "nothing of pwflagsd is left: /etc/pwflagsd, state, enable links, deb-syst
     [ -z "$left" ] && ! dpkg -s pwflagsd >/dev/null 2>&1'
 
 echo "# reinstall after purge: a first install again"
-check "apt-get install pwflagsd_${VERSION}_*.deb after purge: enabled, listening, the shipped conffile, alice reads" \
+check "apt-get install pwflagsd_${VERSION}_$ARCH.deb after purge: enabled, listening, the shipped conffile, alice reads" \
     in_ct sh -ec '
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}_$ARCH"'.deb
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket
     ! grep -q "^LogLevel=" /etc/pwflagsd/pwflagsd.conf
     runuser -u alice -- pwflags is-enabled new_checkout
@@ -849,7 +1002,7 @@ echo "# install under a preset that disables pwflagsd.socket"
 check "preset 'disable pwflagsd.socket': installed, not enabled, not started; purged again" in_ct sh -ec '
     mkdir -p /etc/systemd/system-preset
     echo "disable pwflagsd.socket" >/etc/systemd/system-preset/50-pwflagsd.preset
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}_$ARCH"'.deb
     rm /etc/systemd/system-preset/50-pwflagsd.preset
     ! systemctl is-enabled -q pwflagsd.socket && ! systemctl is-active -q pwflagsd.socket
     DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd'
@@ -857,11 +1010,11 @@ check "preset 'disable pwflagsd.socket': installed, not enabled, not started; pu
 echo "# reinstall with a policy-rc.d that forbids starting services"
 check "policy-rc.d exit 101: installed and enabled, not started" in_ct sh -ec '
     printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"$VERSION"'_*.deb
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}_$ARCH"'.deb
     rm /usr/sbin/policy-rc.d
     systemctl is-enabled -q pwflagsd.socket && ! systemctl is-active -q pwflagsd.socket'
 check "systemctl start pwflagsd.socket then serves the shipped demo flags" in_ct sh -c '
-    systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait 10 is-enabled new_checkout'
+    systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait $((10 * SLOW)) is-enabled new_checkout'
 
 echo "# journal of pwflagsd.service"
 in_ct journalctl --no-pager -o short-monotonic -u pwflagsd 2>&1 | tail -12 | sed 's/^/       /'

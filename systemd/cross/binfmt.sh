@@ -40,8 +40,21 @@ if [[ -n ${PWFLAGSD_QEMU_AARCH64:-} ]]; then
     line=$(awk -F: -v OFS=: -v interpreter="$interpreter" '{ $7 = interpreter; print }' <<<"$line")
 fi
 [[ -x $interpreter ]] || die "$interpreter is missing: apt-get install qemu-user-static"
+# One run at a time from here: a second one must not undo a registration while the first makes it.
+exec 9>/run/pwflagsd-binfmt.lock
+flock 9
 if [[ -e $ENTRY && $(sed -n 's/^interpreter //p' "$ENTRY") != "$interpreter" ]]; then
     echo "# qemu-aarch64 was registered with $(sed -n 's/^interpreter //p' "$ENTRY"): registered again with $interpreter"
+    echo -1 >"$ENTRY" 2>/dev/null || true
+fi
+# With F the kernel keeps the file it opened at registration: after an upgrade of qemu (bookworm-backports' 10.0
+# over Debian 12's 7.2, which cannot boot Debian 13's systemd) the old one would still run, under the same path.
+# The file registered is noted in /run (which goes with the registrations at a reboot); another one, or a
+# registration made by someone else, is made again.
+STAMP=/run/pwflagsd-binfmt-aarch64
+identity="$interpreter $(stat -L -c '%d:%i:%s:%Y' "$interpreter")"
+if [[ -e $ENTRY && $(cat "$STAMP" 2>/dev/null) != "$identity" ]]; then
+    echo "# qemu-aarch64's registration may hold another file than $interpreter is now: registered again"
     echo -1 >"$ENTRY" 2>/dev/null || true
 fi
 if [[ ! -e $ENTRY ]]; then
@@ -50,6 +63,7 @@ if [[ ! -e $ENTRY ]]; then
         die "the kernel refused the registration from $CONF"
     echo "# registered qemu-aarch64 ($interpreter)"
 fi
+echo "$identity" >"$STAMP"
 [[ $(head -1 "$ENTRY") == enabled ]] || die "$ENTRY is disabled; echo 1 >$ENTRY"
 grep -q '^flags: .*F' "$ENTRY" ||
     die "$ENTRY has no F flag (the interpreter would be looked up inside each container): echo -1 >$ENTRY and run this again"

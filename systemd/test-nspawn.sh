@@ -29,6 +29,9 @@
 #   things qemu refuses with EINVAL into what the kernel would do (see NSPAWN_FOREIGN below): without it no unit
 #   with credentials starts (pwflagsd.service's API token), and on Debian 13 no unit at all;
 # - the container is powered off through its private bus rather than nspawn's signal, which qemu renumbers;
+# - on Debian 13 every sandboxed service's start makes /run/systemd/incoming a slave mount in its namespace,
+#   which a booted machine has as a mount point and a qemu-booted container does not; the shim bind-mounts it onto
+#   itself there first (without it each such service fails at step NAMESPACE, exit 226);
 # - two things qemu-user cannot do are left to the native legs: the hardened example's follower runs with
 #   PrivateNetwork=no (systemd fails to make a unit's network namespace under qemu, exit 225), and the system
 #   bus is not swapped for dbus-broker (restarting systemd-logind onto the new bus outlasts its start timeout);
@@ -179,6 +182,26 @@ long syscall(long number, ...) {
         return pid;
     }
     return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+/* systemd 257 makes /run/systemd/incoming a slave in each service's mount namespace; under qemu it is no mount
+   point there, and the kernel refuses (EINVAL): made one first, in that namespace only. */
+typedef int (*mount_fn)(const char *, const char *, const char *, unsigned long, const void *);
+extern int *__errno_location(void);
+#define MS_BIND 4096UL
+#define MS_SLAVE (1UL << 19)
+static int is_incoming(const char *target) {
+    const char *want = "/run/systemd/incoming";
+    while (*want && *target == *want) target++, want++;
+    return *want == 0 && *target == 0;
+}
+int mount(const char *source, const char *target, const char *type, unsigned long flags, const void *data) {
+    static mount_fn real_mount;
+    if (!real_mount) real_mount = (mount_fn)dlsym(RTLD_NEXT, "mount");
+    int r = real_mount(source, target, type, flags, data);
+    if (r < 0 && *__errno_location() == EINVAL && source == 0 && flags == MS_SLAVE && target && is_incoming(target) &&
+        real_mount(target, target, 0, MS_BIND, 0) == 0)
+        r = real_mount(source, target, type, flags, data);
+    return r;
 }
 int posix_spawn(int *pid, const char *path, const void *actions, const void *attr, char *const argv[],
                 char *const envp[]) {

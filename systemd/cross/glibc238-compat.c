@@ -13,6 +13,9 @@
  * them. Built by systemd/cross/make-sdk.sh into the arm64 Swift SDK, linked into every arm64 program, and tested
  * by systemd/cross/test-compat.sh against the host's glibc.
  */
+/* strnlen is POSIX's. Nothing here may ask for _GNU_SOURCE or C23: glibc 2.38's headers would then send the C99
+   calls below to the __isoc23_ functions this file stands in for. */
+#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -39,27 +42,32 @@ static const char *binary_digits(const char *text, int base, bool *negative) {
     return NULL;
 }
 
-/* The binary digits at `digits`, as strtoull reads them; sets *end past them and *overflow when out of range. */
-static unsigned long long binary_magnitude(const char *digits, char **end, bool *overflow) {
+/*
+ * Reads the binary number C23 reads at `text`, if there is one: false when the C99 function reads `text` as C23
+ * does. Else sets *end past the digits, *negative, *magnitude as strtoull reads the digits, and *overflow when
+ * they are out of its range.
+ */
+static bool read_binary(const char *text, char **end, int base, bool *negative, unsigned long long *magnitude,
+                        bool *overflow) {
+    const char *digits = binary_digits(text, base, negative);
+    if (digits == NULL) return false;
+    char *stop;
     int saved = errno;
     errno = 0;
-    unsigned long long magnitude = strtoull(digits, end, 2);
+    *magnitude = strtoull(digits, &stop, 2);
     *overflow = errno == ERANGE;
     errno = saved;
-    return magnitude;
+    if (end != NULL) *end = stop;
+    return true;
 }
 
 /* A signed conversion: in range, or the limit of the sign with ERANGE, as C's strtol does. */
 #define SIGNED_C23(name, type, min, max, c99)                                                      \
     COMPAT type name(const char *restrict text, char **restrict end, int base);                  \
     type name(const char *restrict text, char **restrict end, int base) {                        \
-        bool negative;                                                                           \
-        const char *digits = binary_digits(text, base, &negative);                               \
-        if (digits == NULL) return c99(text, end, base);                                         \
-        char *stop;                                                                              \
-        bool overflow;                                                                           \
-        unsigned long long magnitude = binary_magnitude(digits, &stop, &overflow);               \
-        if (end != NULL) *end = stop;                                                            \
+        bool negative, overflow;                                                                 \
+        unsigned long long magnitude;                                                            \
+        if (!read_binary(text, end, base, &negative, &magnitude, &overflow)) return c99(text, end, base); \
         unsigned long long limit = negative ? (unsigned long long)(max) + 1 : (unsigned long long)(max); \
         if (overflow || magnitude > limit) {                                                     \
             errno = ERANGE;                                                                      \
@@ -73,13 +81,9 @@ static unsigned long long binary_magnitude(const char *digits, char **end, bool 
 #define UNSIGNED_C23(name, type, max, c99)                                                         \
     COMPAT type name(const char *restrict text, char **restrict end, int base);                  \
     type name(const char *restrict text, char **restrict end, int base) {                        \
-        bool negative;                                                                           \
-        const char *digits = binary_digits(text, base, &negative);                               \
-        if (digits == NULL) return c99(text, end, base);                                         \
-        char *stop;                                                                              \
-        bool overflow;                                                                           \
-        unsigned long long magnitude = binary_magnitude(digits, &stop, &overflow);               \
-        if (end != NULL) *end = stop;                                                            \
+        bool negative, overflow;                                                                 \
+        unsigned long long magnitude;                                                            \
+        if (!read_binary(text, end, base, &negative, &magnitude, &overflow)) return c99(text, end, base); \
         if (overflow || magnitude > (unsigned long long)(max)) {                                 \
             errno = ERANGE;                                                                      \
             return (max);                                                                        \

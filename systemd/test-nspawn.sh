@@ -35,7 +35,10 @@
 # - two things qemu-user cannot do are left to the native legs: the hardened example's follower runs with
 #   PrivateNetwork=no (systemd fails to make a unit's network namespace under qemu, exit 225), and the system
 #   bus is not swapped for dbus-broker (restarting systemd-logind onto the new bus outlasts its start timeout);
-#   the 7 checks of that swap run on amd64 only.
+#   the 7 checks of that swap run on amd64 only;
+# - on Debian 13 a DynamicUser service gets no way into its state directory under qemu (STATE_SURVIVES below), so
+#   the trixie arm64 leg cannot check that pwflagsd@net's flag cache survives the upgrade and the reinstall; the
+#   bookworm arm64 leg and both amd64 legs do.
 # What the arm64 legs cannot prove: the seccomp filters. systemd loads them for aarch64, but the kernel sees the
 # emulator's x86-64 system calls, which an aarch64 filter lets through: SystemCallFilter=,
 # SystemCallArchitectures=, RestrictAddressFamilies=, RestrictNamespaces=, MemoryDenyWriteExecute= (qemu's JIT
@@ -124,6 +127,11 @@ if [[ $ARCH != $(dpkg --print-architecture) ]]; then
     "$REPO/systemd/cross/binfmt.sh" || die "cannot run $ARCH programs on this $(dpkg --print-architecture) host"
 fi
 [[ $SLOW =~ ^[1-9][0-9]*$ ]] || die "PWFLAGSD_NSPAWN_SLOWDOWN is a whole factor (1 or more), not '$SLOW'"
+# Under qemu, Debian 13's systemd 257 sets up a DynamicUser service's namespace without its way into
+# /var/lib/private (the daemon logs "the state directory is unusable ... open /var/lib/private: Permission
+# denied" and keeps its flags in memory): the checks that need a flag cache to be written run on the other legs.
+STATE_SURVIVES=1
+[[ -n $FOREIGN && $SUITE == trixie ]] && STATE_SURVIVES=
 BOOT_TIMEOUT=$((90 * SLOW))
 
 WORK=$(mktemp -d /tmp/pwflagsd-nspawn.XXXXXX)
@@ -858,8 +866,12 @@ check "edit /etc/pwflagsd/pwflagsd.conf (LogLevel=debug) and restart" in_ct sh -
 state_files() { in_ct find /var/lib/private -type f; }
 state_files | LC_ALL=C sort >"$WORK/state-before"
 sed 's/^/       state: /' "$WORK/state-before"
-check "the state holds pwflagsd@net's flag cache before the upgrade" \
-    grep -qx /var/lib/private/pwflagsd-net/flags-cache.json "$WORK/state-before"
+if [[ -n $STATE_SURVIVES ]]; then
+    check "the state holds pwflagsd@net's flag cache before the upgrade" \
+        grep -qx /var/lib/private/pwflagsd-net/flags-cache.json "$WORK/state-before"
+else
+    echo "# no flag cache under qemu on Debian 13 (above): its checks run on the other legs"
+fi
 check "alice runs pwflags listen new_checkout, subscribed before the upgrade" in_ct sh -ec '
     systemd-run --quiet --unit=listen-upgrade -p User=alice -p StandardOutput=file:/run/listen-upgrade.out \
         -p StandardError=journal /usr/bin/pwflags listen new_checkout
@@ -884,10 +896,11 @@ check "pwflagsd.service was restarted (new process) and serves through the socke
     [ "$pid" != 0 ] && [ "$pid" != '"$pid_before"' ] && runuser -u alice -- pwflags is-enabled new_checkout &&
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket'
 flags_call "after the upgrade the name is served again: alice reads on the bus" "b true" alice IsEnabled sb new_checkout false
-check "pwflagsd@net was restarted and serves its cache with Pushwoosh unreachable" in_ct sh -c '
+# (Without a cache, under qemu on Debian 13, the restart alone is checked.)
+check "pwflagsd@net was restarted${STATE_SURVIVES:+ and serves its cache with Pushwoosh unreachable}" in_ct sh -c '
     pid=$(systemctl show -P MainPID pwflagsd@net); echo "MainPID '"$net_before"' -> $pid"
     [ "$pid" != 0 ] && [ "$pid" != '"$net_before"' ] &&
-    runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock is-enabled new_checkout'
+    { [ -z "'"$STATE_SURVIVES"'" ] || runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock is-enabled new_checkout; }'
 # The restarted daemon serves the same flags: the listener prints nothing for the restart, so the first line it
 # prints is the override made now, and it prints it once.
 check "the pwflags listen started before the upgrade prints a change made after it, once" in_ct sh -ec '
@@ -1009,11 +1022,13 @@ check "the configuration, the state and the enable links stay after remove" in_c
 echo "# reinstall after remove: the enabled sockets serve again"
 check "apt-get install pwflagsd_${VERSION}+upgrade1_$ARCH.deb again" in_ct sh -ec '
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}+upgrade1_$ARCH"'.deb'
-check "pwflagsd.socket and pwflagsd@net.socket are enabled and listening; alice reads through both at once" \
+through="both at once"
+[[ -n $STATE_SURVIVES ]] || through="the first (the second has no cache under qemu on Debian 13)"
+check "pwflagsd.socket and pwflagsd@net.socket are enabled and listening; alice reads through $through" \
     in_ct sh -c '
     systemctl is-enabled -q pwflagsd.socket && systemctl is-active -q pwflagsd.socket &&
     systemctl is-active -q pwflagsd@net.socket && runuser -u alice -- pwflags is-enabled new_checkout &&
-    runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock is-enabled new_checkout'
+    { [ -z "'"$STATE_SURVIVES"'" ] || runuser -u alice -- pwflags --socket /run/pwflagsd-net/pwflagsd.sock is-enabled new_checkout; }'
 check "the edited conffile survived remove and reinstall; pwflagsd-ofrep.socket stays disabled" in_ct sh -c '
     grep -qx LogLevel=debug /etc/pwflagsd/pwflagsd.conf && ! systemctl is-enabled -q pwflagsd-ofrep.socket'
 

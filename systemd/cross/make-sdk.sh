@@ -28,6 +28,9 @@ SYSROOT=$SDK/sysroot
 [[ $(id -u) == 0 ]] || { echo "make-sdk: must run as root" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "make-sdk: debootstrap is missing" >&2; exit 1; }
 mkdir -p "$CACHE"
+# One at a time: CI runs it from two groups at once (the arm64 build, and the 6.0.3 build through in-root.sh).
+exec 9>"$CACHE/.lock"
+flock 9
 LOG=$(mktemp /tmp/pwflagsd-sdk.XXXXXX)
 trap 'rm -f "$LOG"; rm -rf --one-file-system "$ROOT.new" "$SYSROOT.new" "$CACHE/swift-arm64.new"' EXIT
 
@@ -158,7 +161,7 @@ JSON
 if ! cmp -s "$HERE/glibc238-compat.c" "$SDK/glibc238-compat.c" || [[ ! -s $ROOT$COMPAT ]]; then
     cp "$HERE/glibc238-compat.c" "$SDK/glibc238-compat.c.new"
     run "compiling glibc238-compat.c" chroot "$ROOT" /usr/libexec/swift/bin/clang --target=aarch64-linux-gnu \
-        --sysroot="${SYSROOT#"$ROOT"}" -O2 -fPIC -Wall -Wextra -Werror -c "${SDK#"$ROOT"}/glibc238-compat.c.new" \
+        --sysroot="${SYSROOT#"$ROOT"}" -O2 -fPIC -Wall -Wextra -Werror -c -x c "${SDK#"$ROOT"}/glibc238-compat.c.new" \
         -o "$COMPAT.new"
     mv "$ROOT$COMPAT.new" "$ROOT$COMPAT"
     mv "$SDK/glibc238-compat.c.new" "$SDK/glibc238-compat.c"

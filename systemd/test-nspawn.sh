@@ -144,10 +144,10 @@ if [[ -n $FOREIGN ]]; then
     # systemd 252 and 257 make to set up every unit's credentials (pwflagsd.service's API token among them;
     # journald's too on Debian 13), and posix_spawn() into a cgroup (clone3 with CLONE_INTO_CGROUP), which
     # systemd 257 makes to start its executor. systemd in the container (PID 1, and systemd-executor which it
-    # spawns with its environment) preloads systemd/cross/qemu-systemd-shim.c: the clone becomes a fork and an unshare(CLONE_NEWNS) in the
-    # child (what the kernel does in one step), and posix_spawn's EINVAL with a cgroup becomes ENOSYS, on which
-    # systemd spawns and then moves the process into the cgroup itself. Nothing else in the container loads it
-    # (the manager gives its services a clean environment).
+    # spawns with its environment) preloads systemd/cross/qemu-systemd-shim.c: the clone becomes a fork and an
+    # unshare(CLONE_NEWNS) in the child (what the kernel does in one step), and posix_spawn's EINVAL with a cgroup
+    # becomes ENOSYS, on which systemd spawns and then moves the process into the cgroup itself. Nothing else in
+    # the container loads it (the manager gives its services a clean environment).
     QEMU_INTERPRETER=$(sed -n 's/^interpreter //p' /proc/sys/fs/binfmt_misc/qemu-aarch64)
     # (Debian's aarch64-binfmt-P refuses to run by its own name: the file it links to is asked.)
     QEMU_VERSION=$("$(readlink -f "$QEMU_INTERPRETER")" --version 2>/dev/null | sed -n '1s/.* version \([0-9]*\)\..*/\1/p')

@@ -31,6 +31,10 @@ machine=$(LC_ALL=C readelf --file-header "$BINDIR/pwflagsd" | sed -n 's/^ *Machi
 suites='MethodTests|ReadingTests|ReloadTests|RefreshCallTests|ImpressionTests|DiskCacheTests|SystemdNotifyTests'
 suites+='|CLITests|VarlinkMethodTests|VarlinkListenTests|BusTests|OwnExecutorTests|CLibraryResumeTests'
 suites+='|CLibraryTests/(checkoutExample|typedReads|listenerAfterChangeOnly|calls|refreshStatus)'
+# One test of those suites cannot hold under emulation: CLITests' run without /proc. qemu-user answers
+# /proc/self/cmdline itself (from the guest's own arguments) whether /proc is mounted or not, so the runtime sees
+# its command line and the binary runs, where on a device it refuses, as the test asserts on amd64.
 cd "$REPO"
 PWFLAGS_PRODUCTS=$BINDIR PWFLAGS_CC=aarch64-linux-gnu-gcc \
-    swift test --skip-build --ignore-lock --no-parallel --filter "IntegrationTests\.($suites)" "$@"
+    swift test --skip-build --ignore-lock --no-parallel --filter "IntegrationTests\.($suites)" \
+    --skip 'CLITests/withoutProcNothingRunsAndTheReasonIsSaid' "$@"

@@ -9,7 +9,7 @@ import UnixIO
 
 /// The measurements of docs/performance.md, each against its floor or baseline in the same run.
 struct Benchmark {
-    let quick: Bool
+    let extent: Extent
     let report: Report
     let directory: TemporaryDirectory
 
@@ -42,7 +42,7 @@ struct Benchmark {
     func sequentialGet(
         daemon: DaemonProcess, echo: EchoServer, epollEcho: EpollEchoServer, processEcho: EchoProcess
     ) throws {
-        let count = quick ? 5_000 : 20_000
+        let count = extent.pick(full: 20_000, quick: 5_000, smoke: 200)
         let section = "get, 1 client, sequential (\(count) calls)"
         var mine = try Load.sequential(path: daemon.socketPath, request: Self.getRequest, count: count)
         var floor = try Load.sequential(path: processEcho.path, request: Self.getRequest, count: count)
@@ -72,7 +72,7 @@ struct Benchmark {
     // MARK: 2. Pipelined throughput against the floor
 
     func throughput(daemon: DaemonProcess, echo: EchoServer, processEcho: EchoProcess) throws {
-        let perClient = quick ? 1_000 : 5_000
+        let perClient = extent.pick(full: 5_000, quick: 1_000, smoke: 64)
         for clients in [1, 4, 16, 64] {
             let section = "get throughput, \(clients) clients × 32 in flight"
             let mine = try Load.pipelined(
@@ -98,7 +98,9 @@ struct Benchmark {
             let daemon = try localDaemon(flags: size, name: "scale\(size)")
             defer { daemon.cleanUp() }
             let client = try LineClient(path: daemon.socketPath)
-            let repeats = size >= 10_000 ? (quick ? 10 : 50) : (quick ? 100 : 500)
+            let repeats =
+                size >= 10_000
+                ? extent.pick(full: 50, quick: 10, smoke: 2) : extent.pick(full: 500, quick: 100, smoke: 5)
             let section = "scale, \(size) flags"
             let getAll = Array(#"{"id":1,"method":"getAll"}"#.utf8) + [0x0A]
             var bytes = 0
@@ -140,7 +142,8 @@ struct Benchmark {
         let section = "memory, 10,000 flags, 1,000 subscribers, under load"
         let subscribers = try subscribe(1_000, to: daemon.socketPath)
         _ = try Load.pipelined(
-            path: daemon.socketPath, request: Self.getRequest, clients: 16, depth: 32, perClient: quick ? 500 : 2_000)
+            path: daemon.socketPath, request: Self.getRequest, clients: 16, depth: 32,
+            perClient: extent.pick(full: 2_000, quick: 500, smoke: 32))
         try daemon.directory.write("flags.json", Measure.flagsFile(Measure.flags(10_000, variant: 1)))
         _ = Load.waitForLine(on: subscribers)
         let (rss, anon) = Measure.memory(of: daemon.process.processIdentifier)
@@ -156,7 +159,7 @@ struct Benchmark {
     /// Every process is started with `posix_spawn` and reaped with `waitpid`: Foundation's `waitUntilExit`
     /// notices an exit tens of milliseconds late, which once hid the floor under its own latency.
     func startup(benchPath: String) throws {
-        let runs = quick ? 5 : 15
+        let runs = extent.pick(full: 15, quick: 5, smoke: 1)
         let directory = URL(fileURLWithPath: benchPath).deletingLastPathComponent().path
         let floor = Self.medianExecToExit(directory + "/pwflags-bench-floor", [], runs: runs)
         report.add("startup", "minimal Swift program (pwflags-bench-floor), exec to exit", floor, "ms")

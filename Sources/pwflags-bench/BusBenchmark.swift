@@ -11,7 +11,7 @@ enum BusBenchmark {
     static let name = "io.github.pwflagsd.Flags1"
     static let path = "/io/github/pwflagsd/Flags1"
 
-    static func run(bench: Benchmark, quick: Bool, report: Report, directory: TemporaryDirectory) throws {
+    static func run(bench: Benchmark, extent: Extent, report: Report, directory: TemporaryDirectory) throws {
         guard let bus = try PrivateBus(directory: directory) else {
             report.add(section, "Get round trip against Ping (dbus-daemon missing)", .nan, "x", target: "≤ 1.3x")
             return
@@ -26,7 +26,7 @@ enum BusBenchmark {
             report.add(section, "Get round trip against Ping (the daemon never owned its name)", .nan, "x")
             return
         }
-        let count = quick ? 2_000 : 10_000
+        let count = extent.pick(full: 10_000, quick: 2_000, smoke: 50)
         // Warm both paths, then alternate rounds so that a busy moment falls on both alike.
         _ = client.rounds(count / 10, method: .ping)
         _ = client.rounds(count / 10, method: .get)

@@ -12,7 +12,7 @@ enum CLibraryBenchmark {
     static let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("libpwflags").path
 
-    static func run(bench: Benchmark, socketPath: String, quick: Bool, report: Report, directory: TemporaryDirectory)
+    static func run(bench: Benchmark, socketPath: String, extent: Extent, report: Report, directory: TemporaryDirectory)
         throws
     {
         let prefix = directory.file("libpwflags")
@@ -25,7 +25,7 @@ enum CLibraryBenchmark {
             report.add(section, "get + one property, single thread", .nan, "ns", target: "≤ 100", met: false)
             return
         }
-        let reads = quick ? 2_000_000 : 10_000_000
+        let reads = extent.pick(full: 10_000_000, quick: 2_000_000, smoke: 20_000)
         let read = shell("'\(prefix)/cbench' read '\(socketPath)' \(reads)").flatMap { value(after: "read_ns", in: $0) }
         report.add(
             section, "get + one property, single thread", read ?? .nan, "ns", target: "≤ 100",

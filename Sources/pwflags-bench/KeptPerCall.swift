@@ -71,16 +71,16 @@ enum KeptPerCall {
     }
 
     static func run(
-        bench: Benchmark, quick: Bool, kinds: Set<String>? = nil, report: Report, directory: TemporaryDirectory
+        bench: Benchmark, extent: Extent, kinds: Set<String>? = nil, report: Report, directory: TemporaryDirectory
     ) throws {
-        // Under a sanitizer (the smoke test's ASan run) the figures mean nothing and a call costs several times as
-        // much: 200 of each, read after a shorter quiet, still runs every kind through the bench.
-        let count = quick ? (Sanitizer.isActive ? 200 : 2_000) : 100_000
-        let quiet: Duration = Sanitizer.isActive ? .milliseconds(100) : .milliseconds(400)
+        // A smoke run (the smoke test, under the sanitizers too) only shows that every kind runs through the
+        // bench: 100 of each, each reading taken without waiting for the heap to settle.
+        let count = extent.pick(full: 100_000, quick: 2_000, smoke: 100)
+        let quiet: Duration = extent == .smoke ? .zero : .milliseconds(400)
         var worst = 0.0
-        // A daemon for each kind; --quick, whose figures only show that every kind runs, shares one.
+        // A daemon for each kind; a shorter run, whose figures only show that every kind runs, shares one.
         let calls = catalogue(kinds)
-        for group in quick ? [calls] : calls.map({ [$0] }) {
+        for group in extent != .full ? [calls] : calls.map({ [$0] }) {
             try withDaemon(bench: bench, report: report, directory: directory, calls: group) { daemon, address in
                 let pid = daemon.process.processIdentifier
                 /// One flood of `made` calls of `call` between two settled readings: bytes per call, calls answered, and
@@ -117,7 +117,7 @@ enum KeptPerCall {
                         return
                     }
                     var again = ""
-                    if reading.perCall > noise && !quick, let second = try measure(call, made) {
+                    if reading.perCall > noise && extent == .full, let second = try measure(call, made) {
                         again = ", a second flood (the first read \(Int(reading.perCall.rounded())) B)"
                         reading = second
                     }

@@ -5,7 +5,7 @@ import UnixIO
 
 /// The client library's mirror `get`: what an app pays per flag read, on one thread and on two at once.
 enum MirrorBenchmark {
-    static func run(socketPath: String, quick: Bool, report: Report) async {
+    static func run(socketPath: String, extent: Extent, report: Report) async {
         let section = "client library mirror get"
         let flags = FeatureFlags(socketPath: socketPath)
         defer { flags.stop() }
@@ -13,7 +13,7 @@ enum MirrorBenchmark {
             report.add(section, "single thread", .nan, "ns", target: "≤ 100", met: false)
             return
         }
-        let reads = quick ? 2_000_000 : 10_000_000
+        let reads = extent.pick(full: 10_000_000, quick: 2_000_000, smoke: 20_000)
         let single = measure(threads: 1, reads: reads, flags: flags)
         report.add(section, "single thread", single, "ns", target: "≤ 100", met: single <= 100)
         let double = measure(threads: 2, reads: reads, flags: flags)

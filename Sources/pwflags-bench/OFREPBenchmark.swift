@@ -7,7 +7,7 @@ import UnixIO
 enum OFREPBenchmark {
     static let sizes = [100, 1_000]
 
-    static func run(bench: Benchmark, quick: Bool, report: Report) throws {
+    static func run(bench: Benchmark, extent: Extent, report: Report) throws {
         for size in sizes {
             let section = "OFREP bulk vs getAll, \(size) flags"
             let folder = try TemporaryDirectory(prefix: "pwo")
@@ -16,7 +16,7 @@ enum OFREPBenchmark {
             let daemon = try bench.localDaemon(
                 flags: size, name: "ofrep\(size)", extra: "[OFREP]\nListenAddress=\(ofrepPath)\nRequestRate=0")
             defer { daemon.cleanUp() }
-            let repeats = quick ? 200 : 2_000
+            let repeats = extent.pick(full: 2_000, quick: 200, smoke: 10)
 
             let line = try LineClient(path: daemon.socketPath)
             let getAll = Array(#"{"id":1,"method":"getAll"}"#.utf8) + [0x0A]
@@ -53,7 +53,7 @@ enum OFREPBenchmark {
     /// From a change of the flags file to a `refetchEvaluation` event at a connected OFREP event stream, beside the
     /// same change's `flagsChanged` at a line protocol subscriber: both wait on the same epoll-free `poll`, so each
     /// is stamped when its bytes arrive.
-    static func pushLatency(bench: Benchmark, quick: Bool, report: Report) throws {
+    static func pushLatency(bench: Benchmark, extent: Extent, report: Report) throws {
         let section = "push from a flags-file change, 100 flags (OFREP event stream beside the line protocol)"
         let folder = try TemporaryDirectory(prefix: "pwp")
         defer { folder.remove() }
@@ -76,7 +76,7 @@ enum OFREPBenchmark {
         let line = try bench.subscribe(1, to: daemon.socketPath)[0]
         var streamTimes: [UInt64] = []
         var lineTimes: [UInt64] = []
-        for round in 0..<(quick ? 20 : 100) {
+        for round in 0..<extent.pick(full: 100, quick: 20, smoke: 3) {
             let text = Measure.flagsFile(Measure.flags(100, variant: round + 1))
             let start = MonotonicClock.nanoseconds()
             try daemon.directory.write("flags.json", text)

@@ -8,7 +8,7 @@ import UnixIO
 enum VarlinkBenchmark {
     static let section = "Varlink"
 
-    static func run(bench: Benchmark, quick: Bool, report: Report) throws {
+    static func run(bench: Benchmark, extent: Extent, report: Report) throws {
         let folder = try TemporaryDirectory(prefix: "pwv")
         defer { folder.remove() }
         let socketPath = folder.file("varlink.sock")
@@ -16,7 +16,7 @@ enum VarlinkBenchmark {
         defer { daemon.cleanUp() }
         let line = try daemon.connect()
         let varlink = try VarlinkClient(socketPath: socketPath)
-        let count = quick ? 2_000 : 10_000
+        let count = extent.pick(full: 10_000, quick: 2_000, smoke: 50)
         let lineRequest = Array(#"{"id":1,"method":"get","params":{"key":"flag_7"}}"#.utf8) + [0x0A]
         let varlinkCall = VarlinkClient.message("Get", ["key": "flag_7"])
         func lineRounds(_ rounds: Int) throws -> Double {

@@ -18,8 +18,8 @@ enum Wakeups {
     /// The watchdog period of the second run; the daemon pings at half of it.
     static let watchdogSeconds = 20
 
-    static func run(bench: Benchmark, quick: Bool, report: Report) throws {
-        let seconds = quick ? 15 : 60
+    static func run(bench: Benchmark, extent: Extent, report: Report) throws {
+        let seconds = extent.pick(full: 60, quick: 15, smoke: 1)
         let section = "idle wakeups, local flags, no client (\(seconds) s)"
         for watchdog in [nil, watchdogSeconds] {
             let daemon = try bench.localDaemon(
@@ -28,7 +28,7 @@ enum Wakeups {
             defer { daemon.cleanUp() }
             let pid = daemon.process.processIdentifier
             // The start's own work ends first: threads the runtime started for it leave after their idle time.
-            Thread.sleep(forTimeInterval: 7)
+            Thread.sleep(forTimeInterval: extent == .smoke ? 0.2 : 7)
             guard let wakeups = count(of: pid, seconds: seconds) else { continue }
             let perMinute = Double(wakeups) * 60 / Double(seconds)
             if let watchdog {

@@ -7,7 +7,7 @@ import PWFlagsTestKit
 
 /// pwflags-bench: pwflagsd measured against the machine's own floor, side by side in one run.
 ///
-///     pwflags-bench [--quick] [--json PATH] [--deb PACKAGE] [--wakeups-only] [--kept-per-call-only]
+///     pwflags-bench [--quick | --smoke] [--json PATH] [--deb PACKAGE] [--wakeups-only] [--kept-per-call-only]
 ///     pwflags-bench --call-soak SECONDS [--json PATH]
 ///
 /// `--kinds NAME,NAME` narrows `--call-soak` and `--kept-per-call-only` to those kinds of call (the names the
@@ -50,11 +50,11 @@ if let index = arguments.firstIndex(of: "--flood"), arguments.indices.contains(i
 
 if arguments.contains("--help") {
     print(
-        "Usage: pwflags-bench [--quick] [--json PATH] [--deb PACKAGE]\nMeasures the pwflagsd built next to it; see docs/performance.md."
+        "Usage: pwflags-bench [--quick | --smoke] [--json PATH] [--deb PACKAGE]\nMeasures the pwflagsd built next to it; see docs/performance.md."
     )
     exit(0)
 }
-let quick = arguments.contains("--quick")
+let extent: Extent = arguments.contains("--smoke") ? .smoke : arguments.contains("--quick") ? .quick : .full
 let jsonPath = arguments.firstIndex(of: "--json").flatMap {
     arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
 }
@@ -70,7 +70,7 @@ TerminationSignals.stopDaemonsOnTermination()
 Measure.raiseFileLimit()
 let report = Report()
 report.machine = Machine.describe()
-report.machine["mode"] = quick ? "quick" : "full"
+report.machine["mode"] = extent.rawValue
 
 /// Writes the report to `--json PATH`, when given; exits 1 when it cannot.
 @MainActor func writeJSON() {
@@ -93,7 +93,7 @@ report.machine["mode"] = quick ? "quick" : "full"
 do {
     let directory = try TemporaryDirectory(prefix: "pwb")
     defer { directory.remove() }
-    let bench = Benchmark(quick: quick, report: report, directory: directory)
+    let bench = Benchmark(extent: extent, report: report, directory: directory)
     let echo = try EchoServer(path: directory.file("echo.sock"))
     defer { echo.stop() }
     let epollEcho = try EpollEchoServer(path: directory.file("epoll.sock"))
@@ -104,7 +104,7 @@ do {
     defer { daemon.cleanUp() }
     if arguments.contains("--push-only") {
         // The OFREP event stream's push latency beside the line protocol's, alone.
-        try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
+        try OFREPBenchmark.pushLatency(bench: bench, extent: extent, report: report)
         finish()
     }
     if arguments.contains("--get-only") {
@@ -116,23 +116,23 @@ do {
     }
     if arguments.contains("--mirror-only") {
         // For profiling the client library's read path alone.
-        await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: false, report: report)
+        await MirrorBenchmark.run(socketPath: daemon.socketPath, extent: .full, report: report)
         TerminationSignals.exit(0)
     }
     if arguments.contains("--wakeups-only") {
         // How often the idle daemon wakes, alone (67 s each way, with and without a watchdog; 22 s with --quick).
-        try Wakeups.run(bench: bench, quick: quick, report: report)
+        try Wakeups.run(bench: bench, extent: extent, report: report)
         finish()
     }
     if arguments.contains("--c-library-only") {
         // The C library's rows alone.
         try CLibraryBenchmark.run(
-            bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
+            bench: bench, socketPath: daemon.socketPath, extent: extent, report: report, directory: directory)
         finish()
     }
     if arguments.contains("--dbus-only") {
         // The D-Bus rows alone.
-        try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
+        try BusBenchmark.run(bench: bench, extent: extent, report: report, directory: directory)
         finish()
     }
     if let index = arguments.firstIndex(of: "--call-soak"), arguments.indices.contains(index + 1),
@@ -145,12 +145,12 @@ do {
     }
     if arguments.contains("--kept-per-call-only") {
         // What each kind of call keeps once answered, alone (2,000 calls of each with --quick, else 100,000).
-        try KeptPerCall.run(bench: bench, quick: quick, kinds: kinds, report: report, directory: directory)
+        try KeptPerCall.run(bench: bench, extent: extent, kinds: kinds, report: report, directory: directory)
         finish()
     }
     if arguments.contains("--varlink-only") {
         // The Varlink rows alone.
-        try VarlinkBenchmark.run(bench: bench, quick: quick, report: report)
+        try VarlinkBenchmark.run(bench: bench, extent: extent, report: report)
         finish()
     }
     if arguments.contains("--footprint-only") {
@@ -164,23 +164,23 @@ do {
     }
     try bench.sequentialGet(daemon: daemon, echo: echo, epollEcho: epollEcho, processEcho: processEcho)
     try bench.throughput(daemon: daemon, echo: echo, processEcho: processEcho)
-    await MirrorBenchmark.run(socketPath: daemon.socketPath, quick: quick, report: report)
+    await MirrorBenchmark.run(socketPath: daemon.socketPath, extent: extent, report: report)
     try CLibraryBenchmark.run(
-        bench: bench, socketPath: daemon.socketPath, quick: quick, report: report, directory: directory)
-    try BusBenchmark.run(bench: bench, quick: quick, report: report, directory: directory)
-    try VarlinkBenchmark.run(bench: bench, quick: quick, report: report)
+        bench: bench, socketPath: daemon.socketPath, extent: extent, report: report, directory: directory)
+    try BusBenchmark.run(bench: bench, extent: extent, report: report, directory: directory)
+    try VarlinkBenchmark.run(bench: bench, extent: extent, report: report)
     try bench.fileFanOut(subscribers: [1, 100, 1_000])
     try await bench.upstreamFanOut(subscribers: [1, 100, 1_000])
     try bench.scale()
-    try OFREPBenchmark.run(bench: bench, quick: quick, report: report)
-    try OFREPBenchmark.pushLatency(bench: bench, quick: quick, report: report)
+    try OFREPBenchmark.run(bench: bench, extent: extent, report: report)
+    try OFREPBenchmark.pushLatency(bench: bench, extent: extent, report: report)
     Footprint.run(
         binaryDirectory: URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path,
         package: packagePath, report: report, directory: directory)
     try bench.memory()
-    try KeptPerCall.run(bench: bench, quick: quick, kinds: kinds, report: report, directory: directory)
+    try KeptPerCall.run(bench: bench, extent: extent, kinds: kinds, report: report, directory: directory)
     try bench.startup(benchPath: CommandLine.arguments[0])
-    try Wakeups.run(bench: bench, quick: quick, report: report)
+    try Wakeups.run(bench: bench, extent: extent, report: report)
 } catch {
     FileHandle.standardError.write(Data("pwflags-bench: \(error)\n".utf8))
     TerminationSignals.exit(1)

@@ -48,13 +48,21 @@ final class BusCaller {
         return tally
     }
 
+    /// The bus's own `GetId`, answered by the bus rather than the daemon: what a call costs on the bus alone.
+    func callTheBus() throws -> String? {
+        try call(
+            (interface: "org.freedesktop.DBus", member: "GetId", signature: "", arguments: []),
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus")
+    }
+
     /// One round trip; the D-Bus error's name and message, or nil for an answer.
-    private func call(_ method: (interface: String, member: String, signature: String, arguments: [String]))
-        throws -> String?
-    {
+    private func call(
+        _ method: (interface: String, member: String, signature: String, arguments: [String]),
+        destination: String = BusCaller.destination, path: String = BusCaller.path
+    ) throws -> String? {
         var message: OpaquePointer?
         let made = sd_bus_message_new_method_call(
-            bus, &message, Self.destination, Self.path, method.interface, method.member)
+            bus, &message, destination, path, method.interface, method.member)
         guard made >= 0, let message else { throw CallFlood.Failure.bus("cannot make a \(method.member) call") }
         defer { sd_bus_message_unref(message) }
         for (type, argument) in zip(method.signature.utf8, method.arguments) {

@@ -35,6 +35,10 @@ public final class DaemonProcess: @unchecked Sendable {
         return directory
     }
 
+    /// Whether the products are a release build (SwiftPM names the folder after the configuration): the build a
+    /// device runs, against which a test may hold a bound on time that a debug build's unoptimized code misses.
+    public static var isReleaseBuild: Bool { productsDirectory.lastPathComponent == "release" }
+
     /// A launcher that has the kernel send the daemon SIGTERM when the thread that started it ends (util-linux
     /// `setpriv --pdeathsig`; empty where there is no setpriv). The bench and soak start their daemons from the
     /// main thread with it, so a bench killed with SIGKILL (a timeout) does not leave its daemons running; the

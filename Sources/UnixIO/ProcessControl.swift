@@ -19,6 +19,12 @@ public enum ProcessControl {
         _ = malloc_trim(0)
     }
 
+    /// The bytes malloc holds free in its heaps (`mallinfo2`'s `fordblks`): freed, not yet reused, whether or
+    /// not their pages were handed back.
+    public static func freeHeapBytes() -> Int {
+        Int(clamping: mallinfo2().fordblks)
+    }
+
     /// Bounds the number of malloc arenas (`mallopt(M_ARENA_MAX)`); false when glibc refused.
     @discardableResult
     public static func limitMallocArenas(to count: Int32) -> Bool {

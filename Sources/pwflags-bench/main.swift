@@ -17,6 +17,11 @@ import PWFlagsTestKit
 /// next to it.
 let arguments = Array(CommandLine.arguments.dropFirst())
 
+/// The value after `option` in the arguments, when there is one.
+func value(of option: String) -> String? {
+    arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+
 if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.contains(index + 1) {
     // The echo floor in a process of its own, as the daemon is: started by the benchmark itself.
     signal(SIGPIPE, SIG_IGN)
@@ -30,17 +35,42 @@ if let index = arguments.firstIndex(of: "--flood"), arguments.indices.contains(i
     // --at ADDRESS`, the kind's name from FloodCall.catalogue; prints the tally, exits 1 when the daemon stopped
     // answering.
     signal(SIGPIPE, SIG_IGN)
-    func value(_ option: String) -> String? {
-        arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
-    }
-    guard let call = FloodCall.named(arguments[index + 1], key: value("--key") ?? "new_checkout"),
-        let count = value("--count").flatMap(Int.init), let address = value("--at")
+    guard let call = FloodCall.named(arguments[index + 1], key: value(of: "--key") ?? "new_checkout"),
+        let count = value(of: "--count").flatMap(Int.init), let address = value(of: "--at")
     else {
         FileHandle.standardError.write(Data("pwflags-bench: --flood NAME --count N --at ADDRESS [--key KEY]\n".utf8))
         exit(2)
     }
     do {
         print(try CallFlood.run(call, count: count, at: address))
+        exit(0)
+    } catch {
+        print("pwflags-bench: \(error)")
+        exit(1)
+    }
+}
+
+if let seconds = value(of: "--bus-hangup-flood").flatMap(Double.init) {
+    // A member's hang-up flood on the bus for a test that makes it as another user (BusFloodTests):
+    // `--bus-hangup-flood SECONDS --at ADDRESS [--calls N] [--workers N]`; prints the tally.
+    guard let address = value(of: "--at") else {
+        FileHandle.standardError.write(Data("pwflags-bench: --bus-hangup-flood SECONDS --at ADDRESS\n".utf8))
+        exit(2)
+    }
+    let calls = value(of: "--calls").flatMap(Int.init) ?? 8
+    let workers = value(of: "--workers").flatMap(Int.init) ?? 4
+    print(BusHangUpFlood.run(address: address, seconds: seconds, calls: calls, workers: workers))
+    exit(0)
+}
+
+if let seconds = value(of: "--bus-probe").flatMap(Double.init) {
+    // Another member's calls during a flood: `--bus-probe SECONDS --at ADDRESS`; prints their times.
+    guard let address = value(of: "--at") else {
+        FileHandle.standardError.write(Data("pwflags-bench: --bus-probe SECONDS --at ADDRESS\n".utf8))
+        exit(2)
+    }
+    do {
+        print(try BusProbe.run(address: address, seconds: seconds))
         exit(0)
     } catch {
         print("pwflags-bench: \(error)")
@@ -55,15 +85,9 @@ if arguments.contains("--help") {
     exit(0)
 }
 let extent: Extent = arguments.contains("--smoke") ? .smoke : arguments.contains("--quick") ? .quick : .full
-let jsonPath = arguments.firstIndex(of: "--json").flatMap {
-    arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
-}
-let kinds = arguments.firstIndex(of: "--kinds").flatMap {
-    arguments.indices.contains($0 + 1) ? Set(arguments[$0 + 1].split(separator: ",").map(String.init)) : nil
-}
-let packagePath = arguments.firstIndex(of: "--deb").flatMap {
-    arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
-}
+let jsonPath = value(of: "--json")
+let kinds = value(of: "--kinds").map { Set($0.split(separator: ",").map(String.init)) }
+let packagePath = value(of: "--deb")
 
 signal(SIGPIPE, SIG_IGN)
 TerminationSignals.stopDaemonsOnTermination()

@@ -102,6 +102,29 @@ final class BusConnection {
             "sd_bus_request_name_async", sd_bus_request_name_async(bus, nil, name, 0, answered, userdata))
     }
 
+    /// Asks the bus which user `sender` connected as (`GetConnectionUnixUser`), without waiting: `answered`
+    /// hears the reply on this thread, inside `process`, within `timeout` nanoseconds (sd-bus answers with an
+    /// error of its own when the bus does not). Returns the call's serial, which the reply's `replyCookie`
+    /// carries; nil when the call could not be sent.
+    ///
+    /// Never `sd_bus_get_name_creds`: that call waits for the bus, and every message that arrives meanwhile
+    /// piles into sd-bus's receive queue, which then drains with a copy of the queue per message. A member
+    /// connecting, calling and hanging up in a loop kept the thread in that copy for minutes.
+    func askUser(
+        of sender: String, timeout: UInt64, userdata: UnsafeMutableRawPointer, answered: sd_bus_message_handler_t
+    ) -> UInt64? {
+        var message: OpaquePointer?
+        guard
+            sd_bus_message_new_method_call(
+                bus, &message, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                "GetConnectionUnixUser") >= 0, let message
+        else { return nil }
+        let call = BusMessage(owning: message)
+        call.append(sender)
+        guard sd_bus_call_async(bus, nil, message, answered, userdata, timeout / 1000) >= 0 else { return nil }
+        return call.cookie
+    }
+
     /// Sends `message` (a signal or a reply) and releases it.
     func send(_ message: BusMessage) {
         _ = sd_bus_send(bus, message.raw, nil)

@@ -35,26 +35,38 @@ final class BusLoop: @unchecked Sendable {
     /// Control calls, carried out by `BusServer.run()`'s task group.
     private let work: AsyncStream<BusWork>.Continuation
 
+    /// Each user's share of the control calls in flight off this thread: as many as a user may hold connections
+    /// on the line socket, where a connection has one call in flight at most (`ConnectionShare`).
+    private let callCapacity: Int
+
     // Bus thread only.
     private var connection: BusConnection?
     private var object: BusObject!
+    /// Who sent the calls, and the calls of new senders while the bus is asked.
+    private let peers = BusPeers()
+    private var callShare = ConnectionShare()
+    /// Hands memory back after a burst of calls, as the socket loops do.
+    private var memoryReturn = MemoryReturn()
     private var retryDelay: UInt64 = BusLoop.firstRetry
     private var retryAt: UInt64?
     private var running = true
     /// The control calls being carried out off this thread, by id: a call's message never leaves the bus thread
     /// (sd-bus counts its references without atomics), only its id and its reply travel.
-    private var pending: [UInt64: BusMessage] = [:]
+    private var pending: [UInt64: (call: BusMessage, uid: UInt32)] = [:]
     private var lastCall: UInt64 = 0
 
     private static let firstRetry: UInt64 = 1_000_000_000
     private static let lastRetry: UInt64 = 60_000_000_000
+    /// How long the bus has to say who sent a call before the call is refused.
+    private static let askTimeout: UInt64 = 5_000_000_000
 
     init(
-        kind: MessageBus, name: String, store: FlagStore, status: Locked<StatusResult.Bus?>, logger: Logger,
-        work: AsyncStream<BusWork>.Continuation,
-        makeObject: (@escaping (BusMessage, @escaping @Sendable () async -> BusReply) -> Void) -> BusObject
+        kind: MessageBus, name: String, store: FlagStore, status: Locked<StatusResult.Bus?>, callCapacity: Int,
+        logger: Logger, work: AsyncStream<BusWork>.Continuation,
+        makeObject: (@escaping BusObject.Dispatch) -> BusObject
     ) throws(SystemError) {
         self.kind = kind
+        self.callCapacity = callCapacity
         self.name = name
         self.status = status
         self.logger = logger
@@ -63,10 +75,13 @@ final class BusLoop: @unchecked Sendable {
         doorbell = try EventFD()
         bell = Doorbell(doorbell)
         feed = ChangeFeed(store: store, doorbell: bell)
-        object = makeObject { [unowned self, work] call, operation in
+        object = makeObject { [unowned self, work] call, peer, operation in
+            guard self.callShare.admits(peer.uid, capacity: self.callCapacity) else { return false }
+            self.callShare.opened(peer.uid)
             self.lastCall += 1
-            self.pending[self.lastCall] = call
+            self.pending[self.lastCall] = (call, peer.uid)
             work.yield(BusWork(id: self.lastCall, operation: operation))
+            return true
         }
     }
 
@@ -93,6 +108,7 @@ final class BusLoop: @unchecked Sendable {
                     lose(because: "\(error)")
                 }
             }
+            memoryReturn.tick(now: EngineClock.now())
             wait()
             takePosts()
             if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
@@ -122,6 +138,8 @@ final class BusLoop: @unchecked Sendable {
     private func lose(because reason: String) {
         connection = nil
         pending.removeAll()
+        callShare = ConnectionShare()
+        peers.forgetAll()
         logger.warning("lost the \(kind.rawValue) bus; reconnecting", ["REASON": reason])
         schedule(because: reason)
     }
@@ -140,6 +158,7 @@ final class BusLoop: @unchecked Sendable {
     private func wait() {
         var descriptors = [pollfd(fd: doorbell.descriptor, events: Int16(POLLIN), revents: 0)]
         var deadline = retryAt
+        if let trim = memoryReturn.deadline { deadline = min(deadline ?? trim, trim) }
         if let connection {
             descriptors.append(pollfd(fd: connection.descriptor, events: connection.events, revents: 0))
             if let busDeadline = connection.deadline {
@@ -175,9 +194,9 @@ final class BusLoop: @unchecked Sendable {
             switch post {
             case .reply(let id, let reply):
                 // A reply to a call made on a connection that has since been lost goes nowhere.
-                guard let call = pending.removeValue(forKey: id), let connection,
-                    let message = reply.message(answering: call)
-                else { continue }
+                guard let (call, uid) = pending.removeValue(forKey: id) else { continue }
+                callShare.closed(uid)
+                guard let connection, let message = reply.message(answering: call) else { continue }
                 connection.send(message)
             case .stop:
                 running = false
@@ -185,11 +204,54 @@ final class BusLoop: @unchecked Sendable {
         }
     }
 
-    /// A method call from sd-bus (on this thread, inside `process`).
+    /// A method call from sd-bus (on this thread, inside `process`): answered now when its sender is known,
+    /// else held while the bus is asked who sent it.
     fileprivate func handle(_ raw: OpaquePointer) -> Int32 {
         guard let connection else { return 0 }
-        if let reply = object.handle(BusMessage(retaining: raw)) { connection.send(reply) }
+        let call = BusMessage(retaining: raw)
+        guard let sender = call.sender else {
+            answer(call, from: nil)
+            return 1
+        }
+        switch peers.admit(call, from: sender) {
+        case .known(let peer):
+            answer(call, from: peer)
+        case .held, .gone:
+            break
+        case .refused:
+            let text = "too many calls wait for the bus to say who sent them; try again"
+            if let reply = call.errorReply(name: BusObject.limitsExceeded, text: text) { connection.send(reply) }
+        case .ask:
+            let userdata = Unmanaged.passUnretained(self).toOpaque()
+            if let serial = connection.askUser(
+                of: sender, timeout: Self.askTimeout, userdata: userdata, answered: busUserAnswered)
+            {
+                peers.asking(about: sender, serial: serial)
+            } else {
+                for call in peers.release(sender) { answer(call, from: nil) }
+            }
+        }
         return 1
+    }
+
+    /// Answers `call` of `peer`'s now, or hands it off when it is a control call.
+    private func answer(_ call: BusMessage, from peer: BusPeer?) {
+        guard let connection else { return }
+        if let reply = object.handle(call, from: peer) { connection.send(reply) }
+    }
+
+    /// The bus's answer to `askUser`: the calls held for that sender are answered, or dropped when the sender
+    /// hung up meanwhile.
+    fileprivate func userAnswered(_ reply: BusMessage) {
+        let error = reply.errorName
+        if error == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            peers.hungUp(serial: reply.replyCookie)
+            return
+        }
+        let uid = error == nil ? reply.readUInt32() : nil
+        let now = MonotonicClock.seconds()
+        guard let (peer, calls) = peers.answered(serial: reply.replyCookie, uid: uid, now: now) else { return }
+        for call in calls { answer(call, from: peer) }
     }
 
     /// The bus's answer to the request for the name.
@@ -223,6 +285,12 @@ struct BusWork: Sendable {
 private let busMethod: pwflagsd_bus_method = { call, userdata, _ in
     guard let call, let userdata else { return -EINVAL }
     return Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().handle(call)
+}
+
+private let busUserAnswered: sd_bus_message_handler_t = { reply, userdata, _ in
+    guard let reply, let userdata else { return 0 }
+    Unmanaged<BusLoop>.fromOpaque(userdata).takeUnretainedValue().userAnswered(BusMessage(retaining: reply))
+    return 1
 }
 
 private let busNameAnswered: sd_bus_message_handler_t = { reply, userdata, _ in

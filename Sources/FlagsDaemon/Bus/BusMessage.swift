@@ -75,6 +75,13 @@ final class BusMessage {
         return value != 0
     }
 
+    /// The next argument, an unsigned 32-bit integer.
+    func readUInt32() -> UInt32? {
+        var value: UInt32 = 0
+        guard sd_bus_message_read_basic(raw, CChar(UInt8(ascii: "u")), &value) > 0 else { return nil }
+        return value
+    }
+
     // MARK: Writing
 
     func append(_ value: String) {
@@ -136,14 +143,15 @@ final class BusMessage {
         }
     }
 
-    /// The user who sent this call, as the bus vouches for it (the effective user of the sender's
-    /// `SO_PEERCRED` when it connected: `GetConnectionUnixUser`); nil when the bus cannot say.
-    func senderUID() -> UInt32? {
-        var creds: OpaquePointer?
-        guard sd_bus_query_sender_creds(raw, UInt64(SD_BUS_CREDS_EUID), &creds) >= 0, let creds else { return nil }
-        defer { sd_bus_creds_unref(creds) }
-        var uid: uid_t = 0
-        guard sd_bus_creds_get_euid(creds, &uid) >= 0 else { return nil }
-        return uid
+    /// The serial sd-bus gave this message when it was sent; 0 before.
+    var cookie: UInt64 {
+        var cookie: UInt64 = 0
+        return sd_bus_message_get_cookie(raw, &cookie) >= 0 ? cookie : 0
+    }
+
+    /// For a reply: the serial of the call it answers; 0 for anything else.
+    var replyCookie: UInt64 {
+        var cookie: UInt64 = 0
+        return sd_bus_message_get_reply_cookie(raw, &cookie) >= 0 ? cookie : 0
     }
 }

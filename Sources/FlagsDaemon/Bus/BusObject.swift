@@ -22,17 +22,19 @@ final class BusObject {
     private let store: FlagStore
     private let controller: DaemonController
     private let access: BusAccess
-    private let peers = BusPeers()
     /// The bound on `SetUserId` calls of users other than root and the daemon's (`StateWriteRate`).
     private var writeRate = StateWriteRate()
     /// The `STATUS=` line, for the `Status` property.
     private let statusLine: () -> String
-    /// Hands a control call's work to the async side; its reply comes back on the bus thread.
-    private let dispatch: (BusMessage, @escaping @Sendable () async -> BusReply) -> Void
+    /// Hands a control call of a caller's to the async side, whose reply comes back on the bus thread; false
+    /// when the caller already has as many calls in flight as it may (`BusLoop`).
+    private let dispatch: Dispatch
+
+    typealias Dispatch = (BusMessage, BusPeer, @escaping @Sendable () async -> BusReply) -> Bool
 
     init(
         store: FlagStore, controller: DaemonController, access: BusAccess, statusLine: @escaping () -> String,
-        dispatch: @escaping (BusMessage, @escaping @Sendable () async -> BusReply) -> Void
+        dispatch: @escaping Dispatch
     ) {
         self.store = store
         self.controller = controller
@@ -41,10 +43,10 @@ final class BusObject {
         self.dispatch = dispatch
     }
 
-    /// One method call; the reply, or nil when it will come later (a control call) .
-    func handle(_ call: BusMessage) -> BusMessage? {
+    /// One method call from `peer` (nil when the bus could not say who sent it); the reply, or nil when it
+    /// will come later (a control call).
+    func handle(_ call: BusMessage, from peer: BusPeer?) -> BusMessage? {
         guard let member = call.member else { return nil }
-        let peer = peers.peer(of: call)
         guard let peer, access.mayRead(peer) else {
             return call.errorReply(
                 name: Self.accessDenied, text: "not permitted: reading flags is limited to root and the pwflags group")
@@ -78,9 +80,10 @@ final class BusObject {
     /// controller off this thread.
     private func control(_ member: String, _ call: BusMessage, _ peer: BusPeer) -> BusMessage? {
         let controller = self.controller
+        let operation: @Sendable () async -> BusReply
         switch member {
         case "Refresh":
-            dispatch(call) {
+            operation = {
                 switch await controller.refresh() {
                 case .success(let result):
                     .refresh(
@@ -94,7 +97,7 @@ final class BusObject {
             }
         case "LogImpression":
             guard let key = call.readString() else { return invalid(call) }
-            dispatch(call) {
+            operation = {
                 switch await controller.logImpression(key: key) {
                 case .success(let result as LogImpressionResult):
                     if case .failed(let status) = result {
@@ -115,7 +118,7 @@ final class BusObject {
             {
                 return call.errorReply(name: Self.limitsExceeded, text: refusal.message)
             }
-            dispatch(call) {
+            operation = {
                 switch await controller.setUserId(userId) {
                 case .success(let result as SetUserIdResult): .userId(result.userId, heldUntil: result.heldUntil ?? "")
                 case .success: .userId(userId, heldUntil: "")
@@ -125,7 +128,7 @@ final class BusObject {
         case "SetAppState":
             guard access.mayControl(peer) else { return denied(call, member) }
             guard let text = call.readString(), let state = Call.AppState(rawValue: text) else { return invalid(call) }
-            dispatch(call) {
+            operation = {
                 switch await controller.setAppState(state) {
                 case .success(let result as SetAppStateResult): .sessionStarted(result.sessionStarted)
                 case .success: .sessionStarted(false)
@@ -135,6 +138,10 @@ final class BusObject {
         default:
             return call.errorReply(
                 name: "org.freedesktop.DBus.Error.UnknownMethod", text: "unknown method \(member)")
+        }
+        guard dispatch(call, peer, operation) else {
+            return call.errorReply(
+                name: Self.limitsExceeded, text: "too many calls in flight: wait for the answers to those made")
         }
         return nil
     }

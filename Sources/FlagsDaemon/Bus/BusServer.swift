@@ -11,13 +11,14 @@ final class BusServer: Service {
 
     init(
         kind: MessageBus, name: String, store: FlagStore, controller: DaemonController, access: BusAccess,
-        statusLine: @escaping @Sendable () -> String, logger: Logger
+        callCapacity: Int, statusLine: @escaping @Sendable () -> String, logger: Logger
     ) throws(SystemError) {
         let (work, continuation) = AsyncStream.makeStream(of: BusWork.self)
         self.work = work
         self.access = access
         loop = try BusLoop(
-            kind: kind, name: name, store: store, status: controller.busStatus, logger: logger, work: continuation
+            kind: kind, name: name, store: store, status: controller.busStatus, callCapacity: callCapacity,
+            logger: logger, work: continuation
         ) { dispatch in
             BusObject(
                 store: store, controller: controller, access: access, statusLine: statusLine, dispatch: dispatch)

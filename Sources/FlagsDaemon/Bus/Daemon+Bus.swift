@@ -14,7 +14,8 @@ extension Daemon {
         do {
             return try BusServer(
                 kind: bus, name: configuration.busName, store: store,
-                controller: controller, access: access, statusLine: statusLine, logger: logger)
+                controller: controller, access: access, callCapacity: configuration.maxConnections,
+                statusLine: statusLine, logger: logger)
         } catch {
             logger.error("the bus is off: \(error)")
             return nil

@@ -93,7 +93,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         // The advertised channel's replacement changes the bulk answer too; flags' changes come through `woke`.
         if streamCount > 0, let rotation = streams.nextRotation, now >= rotation { _ = advertisedFlags(now: now) }
         releaseRefusals(now: now)
-        memoryReturn.trimIfDue(now: now)
+        memoryReturn.tick(now: now)
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {
                 beat(connection, now: now)

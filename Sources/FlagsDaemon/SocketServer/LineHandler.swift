@@ -124,7 +124,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
 
     func tick() {
         sweepIdleIfDue()
-        if memoryReturn.deadline != nil { memoryReturn.trimIfDue(now: EngineClock.now()) }
+        memoryReturn.tick(now: EngineClock.now())
     }
 
     // MARK: Answers from the async side, changes of the flag set

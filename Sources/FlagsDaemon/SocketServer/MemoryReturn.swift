@@ -13,7 +13,12 @@ import UnixIO
 /// `connectionDrop` below their peak since the last trim. Connections that come and go one at a time reuse the
 /// same memory and never make a trim due.
 ///
-/// Owned by the server loop's thread.
+/// Those two rules count what one loop knows it freed. Whatever else frees memory (calls on the bus, answers
+/// written in one go) is caught by the memory itself: after a round of work, at most once per `spacing`, the
+/// loop looks at how much freed memory malloc holds, and a trim is due when that grew by `freedGrowth` since the
+/// last trim. A bus-only burst is given back as a socket burst is.
+///
+/// Owned by its loop's thread.
 struct MemoryReturn {
     /// Output released at once (a connection's queue dropped or drained) that makes a trim worth its cost.
     static let threshold = 256 << 10
@@ -26,6 +31,8 @@ struct MemoryReturn {
     static let quiet: UInt64 = 100_000_000
     /// The longest a due trim waits for the quiet, so that a burst that never ends still gets one.
     static let patience: UInt64 = 2_000_000_000
+    /// Growth of the free memory malloc holds that makes a trim worth its cost.
+    static let freedGrowth = 4 << 20
 
     private var due = false
     private var lastTrim: UInt64 = 0
@@ -34,6 +41,10 @@ struct MemoryReturn {
     /// The most connections open at once since the last trim. The count only rises by opening, so its peak is
     /// what was open just before some close (or is open now, which a later close sees).
     private var peak = 0
+    /// When `look` last looked at malloc's free memory, and the least it found since the last trim.
+    private var lastLook: UInt64 = 0
+    private var lookDue = false
+    private var leastFree = Int.max
 
     /// `bytes` of queued output were freed (sent or dropped).
     mutating func released(_ bytes: Int) {
@@ -46,24 +57,55 @@ struct MemoryReturn {
         if peak - open >= Self.connectionDrop { makeDue() }
     }
 
-    private mutating func makeDue() {
-        lastRelease = EngineClock.now()
+    /// After each round of the loop's work (and at `deadline`): looks at malloc's free memory when that is due,
+    /// and trims when a trim is due and its time has come.
+    mutating func tick(now: UInt64, freeBytes: () -> Int = ProcessControl.freeHeapBytes) {
+        look(now: now, freeBytes: freeBytes)
+        trimIfDue(now: now)
+    }
+
+    /// At most once per `spacing` (a round of work inside the spacing makes a look due at its end), a trim is
+    /// made due when the free memory malloc holds grew by `freedGrowth` or more since the least it held after
+    /// the last trim.
+    private mutating func look(now: UInt64, freeBytes: () -> Int) {
+        guard now &- lastLook >= Self.spacing else {
+            lookDue = true
+            return
+        }
+        lookDue = false
+        lastLook = now
+        let free = freeBytes()
+        leastFree = min(leastFree, free)
+        if free - leastFree >= Self.freedGrowth { makeDue(now: now) }
+    }
+
+    private mutating func makeDue(now: UInt64 = EngineClock.now()) {
+        lastRelease = now
         if !due { dueSince = lastRelease }
         due = true
     }
 
-    /// When the next trim may run, nil when none is due.
+    /// When the loop must call `tick` next: a look or a trim due; nil when neither is.
     var deadline: UInt64? {
+        let look = lookDue ? lastLook + Self.spacing : nil
+        guard let trim = trimDeadline else { return look }
+        return min(trim, look ?? .max)
+    }
+
+    /// When the next trim may run, nil when none is due.
+    private var trimDeadline: UInt64? {
         guard due else { return nil }
         return max(lastTrim + Self.spacing, min(lastRelease + Self.quiet, dueSince + Self.patience))
     }
 
     /// Trims when one is due and its time has come.
-    mutating func trimIfDue(now: UInt64) {
-        guard let deadline, now >= deadline else { return }
+    private mutating func trimIfDue(now: UInt64) {
+        guard let trimDeadline, now >= trimDeadline else { return }
         due = false
         lastTrim = now
         peak = 0
+        // What was freed stays free in malloc's count once its pages are handed back: growth counts from here.
+        leastFree = .max
         ProcessControl.returnFreedMemory()
     }
 }

@@ -93,7 +93,7 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
 
     func tick() {
         sweepIdleIfDue()
-        if memoryReturn.deadline != nil { memoryReturn.trimIfDue(now: EngineClock.now()) }
+        memoryReturn.tick(now: EngineClock.now())
     }
 
     /// Writes the reply of a call the async side carried out, then reads the connection's next calls.

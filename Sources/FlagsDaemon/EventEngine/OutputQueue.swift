@@ -64,6 +64,16 @@ struct OutputQueue {
         queuedBytes += chunk.count
     }
 
+    /// Queues `chunk` after everything written so far: copied when small (one buffer, one send), by reference
+    /// when not.
+    mutating func append(sharing chunk: ByteChunk) {
+        if chunk.count < 512 {
+            bytes.append(contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
+        } else {
+            append(shared: chunk)
+        }
+    }
+
     /// Queues an array after everything written so far, by reference (its storage is shared, not copied).
     mutating func append(_ array: [UInt8]) {
         guard !array.isEmpty else { return }

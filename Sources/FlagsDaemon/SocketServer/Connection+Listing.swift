@@ -2,8 +2,8 @@ import FlagsCore
 import FlagsProtocol
 
 extension Connection {
-    /// Writes the `FlagListing` of `getAll` and `listen` from the snapshot's encodings. Every flag: the
-    /// snapshot's shared encoding, queued by reference. Chosen keys: their flags' encodings, sorted by key.
+    /// Writes the `FlagListing` of `getAll` and `listen` from the snapshot's encodings, shared rather than
+    /// copied (`FlagSnapshot.writeFlags`).
     /// `unchanged`: no flags, `"unchanged":true` (a `listen` whose `since` is the snapshot's position).
     func writeListing(
         id: RequestID, subscription: (id: String, expiresAt: JSONValue)?, keys: Set<FlagKey>? = nil,
@@ -22,22 +22,7 @@ extension Connection {
         } else {
             FlagListing.writeHead(epoch: snapshot.epoch, revision: snapshot.revision, listen: listen, to: &output.bytes)
         }
-        if let keys {
-            output.bytes.append(UInt8(ascii: "["))
-            var first = true
-            for key in keys.sorted() {
-                guard let encoded = snapshot.encoded[key] else { continue }
-                if !first { output.bytes.append(UInt8(ascii: ",")) }
-                first = false
-                output.bytes.append(contentsOf: encoded)
-            }
-            output.bytes.append(UInt8(ascii: "]"))
-        } else if snapshot.encodedList.count < 4096 {
-            output.bytes.append(
-                contentsOf: UnsafeRawBufferPointer(start: snapshot.encodedList.base, count: snapshot.encodedList.count))
-        } else {
-            output.append(shared: snapshot.encodedList)
-        }
+        snapshot.writeFlags(of: keys, to: &output)
         FlagListing.writeTail(fromNetwork: nil, to: &output.bytes)
         output.bytes.append(contentsOf: Message.resultSuffix)
     }

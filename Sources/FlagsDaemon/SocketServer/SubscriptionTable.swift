@@ -104,9 +104,9 @@ final class SubscriptionTable {
     /// Queues a `flagsChanged` notification on every subscription whose keys `update` touches (R9), in one pass
     /// over the connections, with the update's epoch, revision and expiry; `settle` runs once for each connection that has subscriptions.
     ///
-    /// The part of the notification after the subscription id is encoded once for all subscribers of every key
-    /// and shared by reference; subscriptions to chosen keys get their own. Returns the connections it queued a
-    /// notification on.
+    /// The part of the notification after the subscription id is encoded once for all the subscriptions of the
+    /// same keys (every key, or the same chosen ones) and shared by reference (`ChangeTails`). Returns the
+    /// connections it queued a notification on.
     @discardableResult
     func fanOut(
         _ update: FlagUpdate, to connections: [Connection], settle: (Connection) -> Void
@@ -116,39 +116,22 @@ final class SubscriptionTable {
         // The update's own: read anywhere else, it could belong to a later change than this one.
         let expiresAt = update.expiry.json
         let encoded = update.snapshot.encoded
-        let revision = update.snapshot.revision
-        func tail(for diff: FlagDiff) -> ByteChunk {
-            ByteChunk(
-                FlagsChanged.tail(
-                    epoch: update.snapshot.epoch,
-                    revision: revision,
-                    changed: diff.changed.map { encoded[FlagKey($0.key)] ?? $0.wireBytes },
-                    removed: diff.removed,
-                    expiresAt: expiresAt
-                )
+        var tails = ChangeTails(update) { diff in
+            FlagsChanged.tail(
+                epoch: update.snapshot.epoch,
+                revision: update.snapshot.revision,
+                changed: diff.changed.map { encoded[FlagKey($0.key)] ?? $0.wireBytes },
+                removed: diff.removed,
+                expiresAt: expiresAt
             )
         }
-        var everyKey: ByteChunk?
         for connection in connections where !connection.subscriptions.isEmpty {
             var queued = false
             for subscription in connection.subscriptions {
-                let chunk: ByteChunk
-                if let keys = subscription.keys {
-                    let diff = update.diff.restricted(to: keys)
-                    guard !diff.isEmpty else { continue }
-                    chunk = tail(for: diff)
-                } else {
-                    chunk = everyKey ?? tail(for: update.diff)
-                    everyKey = chunk
-                }
+                guard let tail = tails.tail(for: subscription.keys) else { continue }
                 queued = true
                 FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output.bytes)
-                if chunk.count < 512 {
-                    connection.output.bytes.append(
-                        contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
-                } else {
-                    connection.output.append(shared: chunk)
-                }
+                connection.output.append(sharing: tail)
             }
             if queued { notified.append(connection) }
             settle(connection)

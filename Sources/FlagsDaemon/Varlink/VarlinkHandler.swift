@@ -113,14 +113,14 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     /// Takes a newer snapshot and streams what changed to each `Listen` whose keys it touches (R9: an update
-    /// that changes none of them sends nothing). A change of every key is encoded once for all its listeners.
+    /// that changes none of them sends nothing). A change is encoded once for all the listeners of the same keys.
     private func apply(_ update: FlagUpdate) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
         guard router.listens > 0 else { return }
         let encoded = update.snapshot.encoded
         let expiresAt = update.expiry.json
-        func reply(for diff: FlagDiff) -> [UInt8] {
+        var tails = ChangeTails(update) { diff in
             var bytes: [UInt8] = []
             VarlinkReply.writeChange(
                 epoch: update.snapshot.epoch, revision: update.snapshot.revision, expiresAt: expiresAt,
@@ -128,24 +128,9 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
                 to: &bytes)
             return bytes
         }
-        var everyKey: ByteChunk?
         for connection in Array(engine.connections.values) {
-            guard let listen = connection.listen else { continue }
-            if let keys = listen.keys {
-                let diff = update.diff.restricted(to: keys)
-                guard !diff.isEmpty else { continue }
-                connection.output.bytes.append(contentsOf: reply(for: diff))
-            } else {
-                guard !update.diff.isEmpty else { continue }
-                let chunk = everyKey ?? ByteChunk(reply(for: update.diff))
-                everyKey = chunk
-                if chunk.count < 512 {
-                    connection.output.bytes.append(
-                        contentsOf: UnsafeRawBufferPointer(start: chunk.base, count: chunk.count))
-                } else {
-                    connection.output.append(shared: chunk)
-                }
-            }
+            guard let listen = connection.listen, let reply = tails.tail(for: listen.keys) else { continue }
+            connection.output.append(sharing: reply)
             settle(connection)
         }
     }

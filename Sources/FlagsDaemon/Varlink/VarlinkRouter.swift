@@ -115,7 +115,7 @@ final class VarlinkRouter {
             guard reply else { return }
             VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
             connection.output.bytes.append(contentsOf: snapshot.listingHead)
-            writeFlags(nil, of: snapshot, on: connection)
+            snapshot.writeFlags(of: nil, to: &connection.output)
             connection.output.bytes.append(UInt8(ascii: "}"))
             VarlinkReply.writeSuffix(to: &connection.output.bytes)
         case .listen(let keys, let since):
@@ -193,7 +193,7 @@ final class VarlinkRouter {
         connection.output.bytes.append(contentsOf: bytes)
         if !unchanged {
             connection.output.bytes.append(contentsOf: #","flags":"#.utf8)
-            writeFlags(wanted, of: snapshot, on: connection)
+            snapshot.writeFlags(of: wanted, to: &connection.output)
         }
         connection.output.bytes.append(UInt8(ascii: "}"))
         VarlinkReply.writeSuffix(to: &connection.output.bytes)
@@ -222,28 +222,6 @@ final class VarlinkRouter {
         VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
         GetResult.write(encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
         VarlinkReply.writeSuffix(to: &connection.output.bytes)
-    }
-
-    private func writeFlags(_ keys: Set<FlagKey>?, of snapshot: FlagSnapshot, on connection: VarlinkConnection) {
-        guard let keys else {
-            if snapshot.encodedList.count < 4096 {
-                connection.output.bytes.append(
-                    contentsOf: UnsafeRawBufferPointer(
-                        start: snapshot.encodedList.base, count: snapshot.encodedList.count))
-            } else {
-                connection.output.append(shared: snapshot.encodedList)
-            }
-            return
-        }
-        connection.output.bytes.append(UInt8(ascii: "["))
-        var first = true
-        for key in keys.sorted() {
-            guard let encoded = snapshot.encoded[key] else { continue }
-            if !first { connection.output.bytes.append(UInt8(ascii: ",")) }
-            first = false
-            connection.output.bytes.append(contentsOf: encoded)
-        }
-        connection.output.bytes.append(UInt8(ascii: "]"))
     }
 
     /// Hands a method that may wait to the async side; the connection's later calls wait for its reply.

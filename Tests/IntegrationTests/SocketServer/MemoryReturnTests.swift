@@ -14,11 +14,12 @@ import Testing
         defer { daemon.cleanUp() }
         let pid = daemon.process.processIdentifier
         let before = try #require(ProcessStatus(pid: pid))
-        // A subscription to chosen keys gets notifications of its own (every-key ones share theirs): listening
-        // to all 200 keys, each connection queues its own ~220 KB a change, until MaxPendingBytes cuts it.
-        let keys = JSONValue.array((0..<200).map { .string("flag_\($0)") })
+        // Subscriptions to different chosen keys get notifications of their own (those of the same keys share
+        // one): listening to all 200 keys but one, a different one each, each connection queues its own ~220 KB
+        // a change, until MaxPendingBytes cuts it.
         var sluggards: [RawClient] = []
-        for _ in 0..<20 {
+        for index in 0..<20 {
+            let keys = JSONValue.array((0..<200).filter { $0 != index }.map { .string("flag_\($0)") })
             let sluggard = try daemon.connect()
             _ = try #require(try sluggard.call("listen", ["keys": keys]))
             sluggards.append(sluggard)

@@ -27,10 +27,15 @@ final class Soak {
         let model = FlagModel(count: options.flags, random: &random)
         // Started from the main thread, which lives as long as the soak: the daemon dies with it.
         let daemon = try DaemonProcess.serving(
-            model.sorted, extra: "[Daemon]\nLogLevel=notice\nMaxConnections=1024\n",
+            model.sorted,
+            extra: "[Daemon]\nLogLevel=notice\nMaxConnections=1024\n"
+                + (options.idleTimeout.map { "IdleConnectionTimeout=\($0)s\n" } ?? ""),
             launcher: DaemonProcess.parentDeathLauncher)
         defer { daemon.cleanUp() }
-        let control = try SocketSession(socketPath: daemon.socketPath)
+        // The soak's own questions (status, the final getAll) go on a connection opened for each: one kept from the
+        // warm-up to the end sat idle past IdleConnectionTimeout (5 min) in any longer run, the daemon closed it as
+        // documented, and the final getAll then failed with EPIPE before any verdict.
+        func control() throws -> SocketSession { try SocketSession(socketPath: daemon.socketPath) }
         let changer = FlagChanger(daemon: daemon, model: model, history: history, tally: tally, seed: random.next())
         try changer.start()
         let firstRevision = changer.lastRevision
@@ -51,7 +56,7 @@ final class Soak {
         Self.sleep(until: begin + UInt64(warmUp) * 1_000_000_000)
         let start = try churn.paused {
             let open = getters.count + 2 + churn.liveSubscribers.reduce(0) { $0 + $1.connections }
-            return try DaemonReading.take(of: daemon, connections: open, session: control)
+            return try DaemonReading.take(of: daemon, connections: open, session: control())
         }
         log("warm-up done after \(warmUp) s: \(Self.describe(start))")
         Self.sleep(until: begin + UInt64(options.seconds) * 1_000_000_000)
@@ -62,7 +67,7 @@ final class Soak {
         let seconds = Double(MonotonicClock.nanoseconds() - begin) / 1e9
         log("load stopped after \(Report.format(seconds)) s; settling")
 
-        let final = try finalFlags(control, expected: changer.lastRevision)
+        let final = try finalFlags(control(), expected: changer.lastRevision)
         let live = churn.liveSubscribers
         let settled = settle(live, final: final)
         var checked = 0
@@ -73,9 +78,9 @@ final class Soak {
             unknown += unknownStates
         }
         let end = try DaemonReading.take(
-            of: daemon, connections: 1 + live.reduce(0) { $0 + $1.connections }, session: control)
+            of: daemon, connections: 1 + live.reduce(0) { $0 + $1.connections }, session: control())
         churn.closeAll()
-        let alone = try DaemonReading.take(of: daemon, connections: 1, session: control)
+        let alone = try DaemonReading.take(of: daemon, connections: 1, session: control())
         let wasRunning = daemon.isRunning
         if alone.ownDescriptors != start.ownDescriptors || alone.reportedConnections != 1 {
             log(

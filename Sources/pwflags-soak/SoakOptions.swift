@@ -13,11 +13,15 @@ struct SoakOptions {
     /// Subscribers kept open at once, between these bounds.
     var minimumSubscribers = 4
     var maximumSubscribers = 16
+    /// The daemon's `IdleConnectionTimeout` in seconds; nil keeps its default (5 min). A short one shows, in a
+    /// short run, that no connection of the soak's sits idle past it.
+    var idleTimeout: Int?
     /// The seed of every random choice.
     var seed = UInt64.random(in: 1...UInt64(UInt32.max))
 
     static let usage = """
         Usage: pwflags-soak [--seconds N] [--json PATH] [--rate N] [--getters N] [--flags N] [--seed N]
+                            [--idle-timeout SECONDS]
         Runs the pwflagsd built next to it under steady load, flag changes and subscriber churn, then checks
         memory, descriptors and every subscriber's flags; exits 0 on PASS. See docs/reliability.md.
         """
@@ -36,6 +40,7 @@ struct SoakOptions {
             case "--rate": rate = try Self.number(value, for: argument, minimum: 1)
             case "--getters": getters = try Self.number(value, for: argument, minimum: 1)
             case "--flags": flags = try Self.number(value, for: argument, minimum: 8)
+            case "--idle-timeout": idleTimeout = try Self.number(value, for: argument, minimum: 1)
             case "--seed":
                 guard let seed = UInt64(value) else { throw SoakUsageError(message: "invalid --seed '\(value)'") }
                 self.seed = seed

@@ -33,12 +33,16 @@ FileHandle.standardError.write(
         "pwflags-soak: \(options.seconds) s, \(options.rate) calls/s, \(options.flags) flags, seed \(options.seed)\n"
             .utf8))
 
-let passed: Bool
+// Whatever happens, the run ends with a verdict, on the terminal and in the JSON: an error stops the soak as a FAIL
+// that says why, with the figures taken until then.
+var passed = false
 do {
     passed = try Soak(options: options, report: report).run()
 } catch {
     FileHandle.standardError.write(Data("pwflags-soak: \(error)\n".utf8))
-    TerminationSignals.exit(1)
+    report.extra = [
+        "verdict": "FAIL", "seed": .string(String(options.seed)), "errors": [.string("the soak stopped: \(error)")],
+    ]
 }
 
 print(report.table())

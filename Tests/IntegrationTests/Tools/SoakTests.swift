@@ -43,4 +43,21 @@ import Testing
         #expect(value("raw opened") >= 4)
         #expect(value("library mirrors opened") >= 2)
     }
+
+    /// A soak outlasts the daemon's `IdleConnectionTimeout` and still ends with its verdict: its own questions
+    /// go on a connection opened for each. Before, it kept one from the warm-up to the end, the daemon closed it
+    /// as idle after 5 min, and a 20-minute run ended in "write: Broken pipe" with no verdict and no JSON.
+    @Test("a soak longer than the daemon's idle timeout still passes with a verdict")
+    func aSoakOutlastsTheIdleTimeout() throws {
+        let directory = try TemporaryDirectory(prefix: "pwsoak")
+        defer { directory.remove() }
+        let jsonPath = directory.file("soak.json")
+        // 2 s of idle timeout: the warm-up ends after 1 s, the final reading comes 11 s later.
+        let outcome = try CLI.run(
+            ["--seconds", "12", "--idle-timeout", "2", "--json", jsonPath], executable: "pwflags-soak",
+            timeout: .seconds(120))
+        #expect(outcome.status == 0, "\(outcome)")
+        let report = try JSONValue(parsing: String(contentsOfFile: jsonPath, encoding: .utf8))
+        #expect(report["verdict"] == "PASS", "\(report["errors"] ?? [])")
+    }
 }

@@ -63,6 +63,24 @@ if let seconds = value(of: "--bus-hangup-flood").flatMap(Double.init) {
     exit(0)
 }
 
+if let seconds = value(of: "--bus-getall-flood").flatMap(Double.init) {
+    // A member keeping `GetAll` calls in flight on the bus, for a test that makes it as another user
+    // (BusFloodTests): `--bus-getall-flood SECONDS --at ADDRESS [--in-flight N]`; prints the tally.
+    guard let address = value(of: "--at") else {
+        FileHandle.standardError.write(Data("pwflags-bench: --bus-getall-flood SECONDS --at ADDRESS\n".utf8))
+        exit(2)
+    }
+    do {
+        print(
+            try BusGetAllFlood.run(
+                address: address, seconds: seconds, inFlight: value(of: "--in-flight").flatMap(Int.init) ?? 8))
+        exit(0)
+    } catch {
+        print("pwflags-bench: \(error)")
+        exit(1)
+    }
+}
+
 if let seconds = value(of: "--bus-probe").flatMap(Double.init) {
     // Another member's calls during a flood: `--bus-probe SECONDS --at ADDRESS`; prints their times.
     guard let address = value(of: "--at") else {

@@ -77,6 +77,12 @@ final class BusConnection {
         return result > 0
     }
 
+    /// True while messages sent wait to leave for the bus (it has not read them yet).
+    var hasQueuedWrites: Bool {
+        var count: UInt64 = 0
+        return sd_bus_get_n_queued_write(bus, &count) >= 0 && count > 0
+    }
+
     /// True once the connection is up and the bus said hello.
     var isReady: Bool { sd_bus_is_ready(bus) > 0 }
 

@@ -44,6 +44,8 @@ final class BusLoop: @unchecked Sendable {
     private var object: BusObject!
     /// Who sent the calls, and the calls of new senders while the bus is asked.
     private let peers = BusPeers()
+    /// The calls with large answers, answered one at a time between the others.
+    private var largeAnswers = LargeAnswers<(call: BusMessage, peer: BusPeer)>()
     private var callShare = ConnectionShare()
     /// Hands memory back after a burst of calls, as the socket loops do.
     private var memoryReturn = MemoryReturn()
@@ -104,6 +106,7 @@ final class BusLoop: @unchecked Sendable {
             if let connection {
                 do {
                     while try connection.process() {}
+                    answerOneLargeCall(on: connection)
                 } catch {
                     lose(because: "\(error)")
                 }
@@ -138,6 +141,7 @@ final class BusLoop: @unchecked Sendable {
     private func lose(because reason: String) {
         connection = nil
         pending.removeAll()
+        largeAnswers.removeAll()
         callShare = ConnectionShare()
         peers.forgetAll()
         logger.warning("lost the \(kind.rawValue) bus; reconnecting", ["REASON": reason])
@@ -159,6 +163,7 @@ final class BusLoop: @unchecked Sendable {
         var descriptors = [pollfd(fd: doorbell.descriptor, events: Int16(POLLIN), revents: 0)]
         var deadline = retryAt
         if let trim = memoryReturn.deadline { deadline = min(deadline ?? trim, trim) }
+        if let connection, mayAnswerLargeCall(on: connection) { deadline = 0 }
         if let connection {
             descriptors.append(pollfd(fd: connection.descriptor, events: connection.events, revents: 0))
             if let busDeadline = connection.deadline {
@@ -234,9 +239,27 @@ final class BusLoop: @unchecked Sendable {
         return 1
     }
 
-    /// Answers `call` of `peer`'s now, or hands it off when it is a control call.
+    /// Answers `call` of `peer`'s now, hands it off when it is a control call, or queues it behind the other
+    /// large answers (`LargeAnswers`).
     private func answer(_ call: BusMessage, from peer: BusPeer?) {
         guard let connection else { return }
+        if let peer, let sender = call.sender, object.answerSize(of: call, from: peer) >= largeAnswerBytes {
+            guard !largeAnswers.queue((call, peer), from: sender) else { return }
+            let text = "too many calls with large answers wait: wait for the answers to those made"
+            if let reply = call.errorReply(name: BusObject.limitsExceeded, text: text) { connection.send(reply) }
+            return
+        }
+        if let reply = object.handle(call, from: peer) { connection.send(reply) }
+    }
+
+    /// Whether a large answer may be written now: one waits, and the last has left for the bus.
+    private func mayAnswerLargeCall(on connection: BusConnection) -> Bool {
+        !largeAnswers.isEmpty && !connection.hasQueuedWrites
+    }
+
+    /// Writes the next large answer, when one may be written now.
+    private func answerOneLargeCall(on connection: BusConnection) {
+        guard mayAnswerLargeCall(on: connection), let (call, peer) = largeAnswers.next() else { return }
         if let reply = object.handle(call, from: peer) { connection.send(reply) }
     }
 

@@ -82,10 +82,36 @@ final class BusMessage {
         return value
     }
 
+    /// Reads the arguments from the first again.
+    func rewind() {
+        _ = sd_bus_message_rewind(raw, 1)
+    }
+
     // MARK: Writing
 
     func append(_ value: String) {
-        _ = value.withCString { sd_bus_message_append_basic(raw, CChar(UInt8(ascii: "s")), $0) }
+        var value = value
+        value.withUTF8 { append(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A string from its UTF-8 bytes (valid UTF-8, as every Swift string and the flags' encoded JSON are), copied
+    /// into the message once: not measured, validated and copied again as `sd_bus_message_append_basic` does,
+    /// which was most of the time a 16 MB `GetAll` answer took. D-Bus strings end at a NUL: bytes holding one
+    /// go that way, and end at their first NUL as they always did.
+    func append(utf8 bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, memchr(base, 0, bytes.count) == nil else {
+            let text = String(decoding: bytes, as: UTF8.self)
+            _ = text.withCString { sd_bus_message_append_basic(raw, CChar(UInt8(ascii: "s")), $0) }
+            return
+        }
+        var space: UnsafeMutablePointer<CChar>?
+        guard sd_bus_message_append_string_space(raw, bytes.count, &space) >= 0, let space else { return }
+        UnsafeMutableRawPointer(space).copyMemory(from: base, byteCount: bytes.count)
+    }
+
+    /// A string from bytes, as `append(utf8:)`.
+    func append(utf8 bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append(utf8: $0) }
     }
 
     func append(_ value: Bool) {

@@ -76,6 +76,23 @@ final class BusObject {
         }
     }
 
+    /// About how many bytes the answer to `call` of `peer`'s will be, when that is more than a few: the
+    /// whole set for `GetAll`, one flag for `Get` (its properties and its JSON text); 0 for every other call,
+    /// and for a caller who may not read.
+    func answerSize(of call: BusMessage, from peer: BusPeer) -> Int {
+        guard access.mayRead(peer) else { return 0 }
+        switch call.member {
+        case "GetAll":
+            return 2 * store.current.encodedList.count
+        case "Get":
+            defer { call.rewind() }
+            guard let key = call.readString() else { return 0 }
+            return 2 * (store.current.encoded[FlagKey(key)]?.count ?? 0)
+        default:
+            return 0
+        }
+    }
+
     /// The control calls: access checked as on the socket (`ControlGroups`), then carried out by the
     /// controller off this thread.
     private func control(_ member: String, _ call: BusMessage, _ peer: BusPeer) -> BusMessage? {
@@ -162,7 +179,7 @@ final class BusObject {
         reply?.append(flag.isEnabled)
         reply?.append(flag.ruleId)
         reply?.appendDictionary(flag.properties)
-        reply?.append(String(decoding: snapshot.encoded[flagKey] ?? [], as: UTF8.self))
+        reply?.append(utf8: snapshot.encoded[flagKey] ?? [])
         return reply
     }
 
@@ -205,7 +222,7 @@ final class BusObject {
         var bytes: [UInt8] = []
         result.write(to: &bytes)
         let reply = call.reply()
-        reply?.append(String(decoding: bytes, as: UTF8.self))
+        reply?.append(utf8: bytes)
         return reply
     }
 
@@ -228,7 +245,7 @@ extension BusMessage {
                     append(flag.isEnabled)
                     append(flag.ruleId)
                     appendDictionary(flag.properties)
-                    append(String(decoding: encoded[FlagKey(flag.key)] ?? [], as: UTF8.self))
+                    append(utf8: encoded[FlagKey(flag.key)] ?? [])
                 }
             }
         }

@@ -79,4 +79,54 @@ struct BusFloodTests {
         #expect(settled, "RssAnon \(after) KiB 10 s after the flood, from \(idle) KiB idle")
         print("\(kind): RssAnon back to \(after) KiB \(ContinuousClock.now - end) after the flood")
     }
+
+    /// The longest another member's call may take while one member keeps 8 `GetAll` calls in flight on a 7.8 MB
+    /// set (each answer about 16 MB): the daemon writes one large answer at a time, between the others' calls
+    /// (docs/reliability.md, "Large answers"), so a call waits one answer's writing at most. On the release
+    /// build: 100 ms. A debug build writes an answer several times slower, a sanitizer's slower still.
+    static let getAllBound: Double = DaemonProcess.isReleaseBuild ? 100 : (Sanitizer.isActive ? 10_000 : 2_000)
+
+    /// A member keeps 8 `GetAll` calls in flight on the largest set the daemon accepts, for 20 s. Another
+    /// member's calls meanwhile take at most `getAllBound`, and the daemon's anonymous memory stays under 128 MiB
+    /// (8 answers of 16 MB written at once would be more).
+    @Test(arguments: BusKind.allCases)
+    func aGetAllFloodDelaysAnotherMemberByOneAnswerAtMost(_ kind: BusKind) async throws {
+        let rig = try BusRig(kind)
+        let directory = try TemporaryDirectory()
+        try directory.write(LocalFlags.fileName, SubscriptionFloodTests.fileText())
+        let daemon = try BusTests.daemon(on: rig, directory: directory)
+        defer { daemon.cleanUp() }
+        try await BusTests.waitForName(rig)
+        let flooder = try SystemUser(prefix: "pwfg", groupNames: ["pwflags"])
+        defer { flooder.remove() }
+        let other = try SystemUser(prefix: "pwfo", groupNames: ["pwflags"])
+        defer { other.remove() }
+        let pid = daemon.process.processIdentifier
+        #expect(try rig.call("IsEnabled", "sb", ["k_1", "false"], as: other).status == 0)
+        let idle = try #require(Measure.settledAnonymousKiB(pid: pid))
+
+        let bench = DaemonProcess.executable("pwflags-bench")
+        let seconds = "20"
+        let flood = try RunningCommand(bench, ["--bus-getall-flood", seconds, "--at", rig.address], as: flooder)
+        let probe = try RunningCommand(bench, ["--bus-probe", seconds, "--at", rig.address], as: other)
+        var peak = idle
+        let floodEnd = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < floodEnd {
+            peak = max(peak, Measure.anonymousKiB(pid: pid) ?? 0)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let flooded = try #require(flood.lines(through: "replies", timeout: .seconds(60))?.last)
+        let probed = try #require(probe.lines(through: "calls", timeout: .seconds(60))?.last)
+        let tally = try #require(BusGetAllFlood.Tally(printed: flooded), "\(flooded)")
+        let summary = try #require(BusProbe.Result.summary(printed: probed), "\(probed)")
+        print(
+            "\(kind) GetAll flood: \(tally); the other member: \(probed); RssAnon \(idle) KiB idle, \(peak) KiB at most"
+        )
+
+        #expect(tally.replies >= 20 && tally.errors == 0, "the flood hardly ran: \(tally)")
+        #expect(summary.failures == 0 && summary.calls >= 20, "\(probed)")
+        #expect(summary.worstMilliseconds <= Self.getAllBound, "another member waited \(summary.worstMilliseconds) ms")
+        guard !Sanitizer.isActive else { return }
+        #expect(peak < 128 << 10, "RssAnon reached \(peak) KiB during the flood")
+    }
 }

@@ -7,7 +7,9 @@
 #
 # The root: `debootstrap --variant=minbase SUITE` plus systemd and dbus (to boot it and drive it, as apt would
 # install systemd with its Recommends), procps (ps, pgrep) and python3 (the fake Pushwoosh and the OFREP client
-# of the checks), nothing the package depends on besides systemd. It is kept in $PWFLAGSD_NSPAWN_ROOT (default
+# of the checks), nothing the package depends on besides systemd. An arm64 root has gcc, libc6-dev and pkg-config
+# too, which the C library's check compiles with: the amd64 legs install them from the mirror in seconds, an arm64
+# leg would spend two minutes of its ten unpacking them under qemu, on every run. It is kept in $PWFLAGSD_NSPAWN_ROOT (default
 # /var/cache/pwflagsd-test/SUITE-minbase; delete it to make it again); a root made by another recipe is made
 # again. test-nspawn.sh runs this first; CI runs it for both suites at its start, beside the builds, since
 # debootstrap mostly waits on the mirror.
@@ -34,6 +36,7 @@ trap 'rm -f "$LOG"; rm -rf --one-file-system "$ROOT.new"' EXIT
 
 START=$(date +%s)
 PACKAGES=systemd,systemd-sysv,dbus,procps,python3
+[[ $ARCH == amd64 ]] || PACKAGES=$PACKAGES,gcc,libc6-dev,pkg-config
 # The amd64 recipe is written as it was before --arch, so that its stamp still matches the roots already made.
 ARCH_OPTION=
 [[ $ARCH == amd64 ]] || ARCH_OPTION="--arch=$ARCH "

@@ -46,7 +46,8 @@
 # the daemon lives under them (the amd64 legs show it for amd64).
 #
 # The root: systemd/make-test-root.sh makes it (debootstrap --variant=minbase plus systemd, dbus, procps and
-# python3; dbus-broker and dbus-user-session come from the mirror during the run) once, keeps it in
+# python3, and for arm64 the C compiler the C library's check uses; dbus-broker and dbus-user-session come from
+# the mirror during the run) once, keeps it in
 # $PWFLAGSD_NSPAWN_ROOT (default /var/cache/pwflagsd-test/SUITE-minbase, SUITE-arm64-minbase for arm64; delete
 # it to make it again) and
 # refreshes its package lists when older than a day. The container boots it read-only under
@@ -431,7 +432,7 @@ check "the empty API token credential is there (SetCredential= fallback)" in_ct 
 check "--check-config as root reads the same configuration" in_ct pwflagsd --check-config
 
 echo "# the C library: libpwflags0 and libpwflags-dev, and a program compiled on the device"
-check "apt-get install libpwflags0 and libpwflags-dev ${VERSION}, with gcc and pkg-config from the mirror" in_ct sh -ec '
+check "apt-get install libpwflags0 and libpwflags-dev ${VERSION}, with gcc and pkg-config (already in an arm64 root)" in_ct sh -ec '
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc libc6-dev pkg-config \
         /mnt/pwflagsd-deb/libpwflags0_'"${VERSION}_$ARCH"'.deb /mnt/pwflagsd-deb/libpwflags-dev_'"${VERSION}_$ARCH"'.deb >/dev/null
     [ -f /usr/share/man/man3/pwflags_client_new.3.gz ] && [ -e /usr/share/man/man3/pwflags_client_free.3.gz ]'

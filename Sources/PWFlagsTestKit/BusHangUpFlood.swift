@@ -112,14 +112,17 @@ public enum BusProbe {
             value.isNaN ? "nan" : String(Int((value * 1000).rounded())) + "e-3"
         }
 
-        /// Reads a result's summary back (`calls`, `failed` and `max_ms`); nil when it is not one.
-        public static func summary(printed: String) -> (calls: Int, failures: Int, worstMilliseconds: Double)? {
+        /// Reads a result's summary back (`calls`, `failed`, `p50_ms` and `max_ms`); nil when it is not one.
+        public static func summary(
+            printed: String
+        ) -> (calls: Int, failures: Int, medianMilliseconds: Double, worstMilliseconds: Double)? {
             let words = printed.split(whereSeparator: \.isWhitespace).map(String.init)
             guard let calls = words.firstIndex(of: "calls").flatMap({ Int(words[$0 + 1]) }),
                 let failures = words.firstIndex(of: "failed").flatMap({ Int(words[$0 + 1]) }),
+                let median = words.firstIndex(of: "p50_ms").flatMap({ parse(words[$0 + 1]) }),
                 let worst = words.firstIndex(of: "max_ms").flatMap({ parse(words[$0 + 1]) })
             else { return nil }
-            return (calls, failures, worst)
+            return (calls, failures, median, worst)
         }
 
         private static func parse(_ text: String) -> Double? {

@@ -163,7 +163,7 @@ final class BusLoop: @unchecked Sendable {
         var descriptors = [pollfd(fd: doorbell.descriptor, events: Int16(POLLIN), revents: 0)]
         var deadline = retryAt
         if let trim = memoryReturn.deadline { deadline = min(deadline ?? trim, trim) }
-        if let connection, mayAnswerLargeCall(on: connection) { deadline = 0 }
+        if let connection, let due = largeAnswerDue(on: connection) { deadline = min(deadline ?? due, due) }
         if let connection {
             descriptors.append(pollfd(fd: connection.descriptor, events: connection.events, revents: 0))
             if let busDeadline = connection.deadline {
@@ -243,8 +243,10 @@ final class BusLoop: @unchecked Sendable {
     /// large answers (`LargeAnswers`).
     private func answer(_ call: BusMessage, from peer: BusPeer?) {
         guard let connection else { return }
-        if let peer, let sender = call.sender, object.answerSize(of: call, from: peer) >= largeAnswerBytes {
-            guard !largeAnswers.queue((call, peer), from: sender) else { return }
+        if let peer, let sender = call.sender, case let size = object.answerSize(of: call, from: peer),
+            size >= largeAnswerBytes
+        {
+            guard !largeAnswers.queue((call, peer), size: size, from: sender) else { return }
             let text = "too many calls with large answers wait: wait for the answers to those made"
             if let reply = call.errorReply(name: BusObject.limitsExceeded, text: text) { connection.send(reply) }
             return
@@ -252,14 +254,17 @@ final class BusLoop: @unchecked Sendable {
         if let reply = object.handle(call, from: peer) { connection.send(reply) }
     }
 
-    /// Whether a large answer may be written now: one waits, and the last has left for the bus.
-    private func mayAnswerLargeCall(on connection: BusConnection) -> Bool {
-        !largeAnswers.isEmpty && !connection.hasQueuedWrites
+    /// When the next large answer may be written: nil when none waits or the last has not left for the bus yet
+    /// (the connection's readiness to write wakes the loop then).
+    private func largeAnswerDue(on connection: BusConnection) -> UInt64? {
+        largeAnswers.isEmpty || connection.hasQueuedWrites ? nil : largeAnswers.readyAt
     }
 
     /// Writes the next large answer, when one may be written now.
     private func answerOneLargeCall(on connection: BusConnection) {
-        guard mayAnswerLargeCall(on: connection), let (call, peer) = largeAnswers.next() else { return }
+        guard largeAnswerDue(on: connection) != nil,
+            let (call, peer) = largeAnswers.next(now: MonotonicClock.nanoseconds())
+        else { return }
         if let reply = object.handle(call, from: peer) { connection.send(reply) }
     }
 

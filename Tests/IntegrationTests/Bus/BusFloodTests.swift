@@ -81,10 +81,17 @@ struct BusFloodTests {
     }
 
     /// The longest another member's call may take while one member keeps 8 `GetAll` calls in flight on a 7.8 MB
-    /// set (each answer about 16 MB): the daemon writes one large answer at a time, between the others' calls
-    /// (docs/reliability.md, "Large answers"), so a call waits one answer's writing at most. On the release
-    /// build: 100 ms. A debug build writes an answer several times slower, a sanitizer's slower still.
-    static let getAllBound: Double = DaemonProcess.isReleaseBuild ? 100 : (Sanitizer.isActive ? 10_000 : 2_000)
+    /// set (each answer about 16 MB). The daemon writes one large answer at a time, between the others' calls, at
+    /// most 32 MiB of them a second (docs/reliability.md, "Large answers on the bus"), so a call waits for one
+    /// answer's passage at most: building it, and the bus reading it off the daemon's one connection, which carries
+    /// the answers in order. dbus-broker passes 16 MB on in about 50 ms; dbus-daemon, which reads 2 KB at a time,
+    /// in about 130 ms. On the release build: 100 ms on dbus-broker, 250 ms on dbus-daemon, and half of the calls
+    /// within 10 ms on both (they wait for nothing). A debug build builds an answer several times slower, a
+    /// sanitizer's slower still.
+    static func getAllBound(_ kind: BusKind) -> Double {
+        guard DaemonProcess.isReleaseBuild else { return Sanitizer.isActive ? 10_000 : 2_000 }
+        return kind == .dbusBroker ? 100 : 250
+    }
 
     /// A member keeps 8 `GetAll` calls in flight on the largest set the daemon accepts, for 20 s. Another
     /// member's calls meanwhile take at most `getAllBound`, and the daemon's anonymous memory stays under 128 MiB
@@ -125,7 +132,12 @@ struct BusFloodTests {
 
         #expect(tally.replies >= 20 && tally.errors == 0, "the flood hardly ran: \(tally)")
         #expect(summary.failures == 0 && summary.calls >= 20, "\(probed)")
-        #expect(summary.worstMilliseconds <= Self.getAllBound, "another member waited \(summary.worstMilliseconds) ms")
+        #expect(
+            summary.worstMilliseconds <= Self.getAllBound(kind), "another member waited \(summary.worstMilliseconds) ms"
+        )
+        if DaemonProcess.isReleaseBuild {
+            #expect(summary.medianMilliseconds <= 10, "half of another member's calls waited \(probed)")
+        }
         guard !Sanitizer.isActive else { return }
         #expect(peak < 128 << 10, "RssAnon reached \(peak) KiB during the flood")
     }

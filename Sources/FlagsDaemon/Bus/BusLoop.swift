@@ -45,7 +45,7 @@ final class BusLoop: @unchecked Sendable {
     /// Who sent the calls, and the calls of new senders while the bus is asked.
     private let peers = BusPeers()
     /// The calls with large answers, answered one at a time between the others.
-    private var largeAnswers = LargeAnswers<(call: BusMessage, peer: BusPeer)>()
+    private var largeAnswers: LargeAnswers<(call: BusMessage, peer: BusPeer)>
     private var callShare = ConnectionShare()
     /// Hands memory back after a burst of calls, as the socket loops do.
     private var memoryReturn = MemoryReturn()
@@ -69,6 +69,7 @@ final class BusLoop: @unchecked Sendable {
     ) throws(SystemError) {
         self.kind = kind
         self.callCapacity = callCapacity
+        largeAnswers = LargeAnswers(perUser: ConnectionShare.perUser(of: callCapacity))
         self.name = name
         self.status = status
         self.logger = logger
@@ -243,10 +244,8 @@ final class BusLoop: @unchecked Sendable {
     /// large answers (`LargeAnswers`).
     private func answer(_ call: BusMessage, from peer: BusPeer?) {
         guard let connection else { return }
-        if let peer, let sender = call.sender, case let size = object.answerSize(of: call, from: peer),
-            size >= largeAnswerBytes
-        {
-            guard !largeAnswers.queue((call, peer), size: size, from: sender) else { return }
+        if let peer, case let size = object.answerSize(of: call, from: peer), size >= largeAnswerBytes {
+            guard !largeAnswers.queue((call, peer), size: size, from: peer.uid) else { return }
             let text = "too many calls with large answers wait: wait for the answers to those made"
             if let reply = call.errorReply(name: BusObject.limitsExceeded, text: text) { connection.send(reply) }
             return

@@ -130,7 +130,8 @@ struct BusFloodTests {
             "\(kind) GetAll flood: \(tally); the other member: \(probed); RssAnon \(idle) KiB idle, \(peak) KiB at most"
         )
 
-        #expect(tally.replies >= 20 && tally.errors == 0, "the flood hardly ran: \(tally)")
+        // Paced at 32 MiB a second, two answers a second at most; a sanitizer's build makes fewer.
+        #expect(tally.replies >= (Sanitizer.isActive ? 4 : 20) && tally.errors == 0, "the flood hardly ran: \(tally)")
         #expect(summary.failures == 0 && summary.calls >= 20, "\(probed)")
         #expect(
             summary.worstMilliseconds <= Self.getAllBound(kind), "another member waited \(summary.worstMilliseconds) ms"

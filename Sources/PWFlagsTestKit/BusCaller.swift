@@ -7,7 +7,8 @@ import UnixIO
 
 /// One sd-bus connection that makes blocking method calls to the daemon's object, for the floods.
 final class BusCaller {
-    private let bus: OpaquePointer
+    /// The connection, for callers that drive it themselves (`BusGetAllFlood`); closed with the caller.
+    let bus: OpaquePointer
     static let destination = "io.github.pwflagsd.Flags1"
     static let path = "/io/github/pwflagsd/Flags1"
 

@@ -28,13 +28,8 @@ public enum BusGetAllFlood {
 
     /// Floods the daemon on the bus at `address` for `seconds` with `inFlight` calls outstanding at a time.
     public static func run(address: String, seconds: Double, inFlight: Int = 8) throws -> Tally {
-        var bus: OpaquePointer?
-        guard sd_bus_new(&bus) >= 0, let bus else { throw CallFlood.Failure.bus("sd_bus_new failed") }
-        defer { sd_bus_close_unref(bus) }
-        sd_bus_set_address(bus, address)
-        sd_bus_set_bus_client(bus, 1)
-        let started = sd_bus_start(bus)
-        guard started >= 0 else { throw CallFlood.Failure.bus("cannot reach the bus at \(address): \(-started)") }
+        let caller = try BusCaller(address: address)
+        let bus = caller.bus
         let state = FloodState()
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
@@ -55,7 +50,7 @@ public enum BusGetAllFlood {
             guard processed >= 0 else { throw CallFlood.Failure.bus("the bus connection failed: \(-processed)") }
             if processed == 0 { _ = sd_bus_wait(bus, 100_000) }
         }
-        withExtendedLifetime(state) {}
+        withExtendedLifetime((caller, state)) {}
         return state.tally
     }
 

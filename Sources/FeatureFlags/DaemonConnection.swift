@@ -13,7 +13,7 @@ public final class DaemonConnection {
     /// The socket this connection was opened on.
     public let socketPath: String
     private let fd: Int32
-    private var framer = LineFramer(maximumLineBytes: 64 * 1024 * 1024)
+    private var framer = Framer(.newline, maximumBytes: 64 * 1024 * 1024)
     private var nextID = 1
     /// Notifications that arrived while waiting for an answer, in order.
     private var queuedNotifications: [(method: String, params: JSONValue)] = []
@@ -117,7 +117,7 @@ public final class DaemonConnection {
     )? {
         while true {
             switch framer.next() {
-            case .line(let line):
+            case .message(let line):
                 guard let message = IncomingMessage(line: line) else {
                     throw .protocolViolation(String(decoding: line.prefix(200), as: UTF8.self))
                 }

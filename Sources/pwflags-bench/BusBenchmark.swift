@@ -4,8 +4,9 @@ import PWFlagsTestKit
 import UnixIO
 
 /// The daemon on D-Bus (docs/dbus.md), on a private `dbus-daemon` started for the run: a `Get` round trip against
-/// `org.freedesktop.DBus.Peer.Ping` to the same daemon through the same bus (what the bus itself costs), and a
-/// change reaching 100 connections subscribed to the `Changed` signal.
+/// `org.freedesktop.DBus.Peer.Ping` to the same daemon through the same bus (what the bus itself costs), and
+/// against a line `get` of the same flag on the same daemon (what the bus's two hops cost, beside the socket's
+/// one); and a change reaching 100 connections subscribed to the `Changed` signal.
 enum BusBenchmark {
     static let section = "D-Bus"
     static let name = "io.github.pwflagsd.Flags1"
@@ -27,21 +28,29 @@ enum BusBenchmark {
             return
         }
         let count = extent.pick(full: 10_000, quick: 2_000, smoke: 50)
-        // Warm both paths, then alternate rounds so that a busy moment falls on both alike.
+        let lineGet = RoundTrips.lineGet("new_checkout", on: try daemon.connect())
+        func lineRounds(_ rounds: Int) throws -> Double { try RoundTrips.mean(rounds, lineGet) }
+        // Warm the three paths, then alternate rounds so that a busy moment falls on all alike.
         _ = client.rounds(count / 10, method: .ping)
         _ = client.rounds(count / 10, method: .get)
+        _ = try lineRounds(count / 10)
         var ping: [Double] = []
         var get: [Double] = []
+        var line: [Double] = []
         for _ in 0..<5 {
             ping.append(client.rounds(count / 5, method: .ping))
             get.append(client.rounds(count / 5, method: .get))
+            line.append(try lineRounds(count / 5))
         }
         let pingMedian = ping.sorted()[2]
         let getMedian = get.sorted()[2]
+        let lineMedian = line.sorted()[2]
         report.add(section, "Ping round trip (the bus's floor)", pingMedian / 1000, "µs")
         report.add(section, "Get round trip", getMedian / 1000, "µs")
+        report.add(section, "line protocol get round trip, same daemon", lineMedian / 1000, "µs")
         let ratio = getMedian / pingMedian
         report.add(section, "Get against Ping", ratio, "x", target: "≤ 1.3x", met: ratio <= 1.3)
+        report.add(section, "Get against line get", getMedian / lineMedian, "x")
         try fanOut(daemon: daemon, address: bus.address, subscribers: 100, report: report)
     }
 

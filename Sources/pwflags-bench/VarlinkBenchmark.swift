@@ -3,8 +3,8 @@ import PWFlagsTestKit
 import UnixIO
 
 /// The daemon's Varlink listener (docs/varlink.md): a `Get` round trip against the line protocol's `get` of the
-/// same flag on the same daemon, in one run, so that the ratio is what Varlink's framing and its own loop cost.
-/// The client and the daemon share one CPU while they are measured (`CPUPin` says why).
+/// same flag on the same daemon, in one run, so that the ratio is what Varlink's framing costs. Both are served
+/// by the one event loop, so nothing is pinned: the scheduler places both paths alike.
 enum VarlinkBenchmark {
     static let section = "Varlink"
 
@@ -17,26 +17,15 @@ enum VarlinkBenchmark {
         let line = try daemon.connect()
         let varlink = try VarlinkClient(socketPath: socketPath)
         let count = extent.pick(full: 10_000, quick: 2_000, smoke: 50)
-        let lineRequest = Array(#"{"id":1,"method":"get","params":{"key":"flag_7"}}"#.utf8) + [0x0A]
         let varlinkCall = VarlinkClient.message("Get", ["key": "flag_7"])
-        func lineRounds(_ rounds: Int) throws -> Double {
-            let start = MonotonicClock.nanoseconds()
-            for _ in 0..<rounds {
-                try line.send(lineRequest)
-                guard line.readLine() != nil else { throw SystemError("read", errno: 0) }
-            }
-            return Double(MonotonicClock.nanoseconds() - start) / Double(rounds)
-        }
+        let lineGet = RoundTrips.lineGet("flag_7", on: line)
+        func lineRounds(_ rounds: Int) throws -> Double { try RoundTrips.mean(rounds, lineGet) }
         func varlinkRounds(_ rounds: Int) throws -> Double {
-            let start = MonotonicClock.nanoseconds()
-            for _ in 0..<rounds {
+            try RoundTrips.mean(rounds) {
                 try varlink.send(varlinkCall)
                 guard varlink.replyText() != nil else { throw SystemError("read", errno: 0) }
             }
-            return Double(MonotonicClock.nanoseconds() - start) / Double(rounds)
         }
-        let pin = CPUPin(withProcess: daemon.process.processIdentifier)
-        defer { pin?.release() }
         // Warm both paths, then alternate rounds so that a busy moment falls on both alike.
         _ = try lineRounds(count / 10)
         _ = try varlinkRounds(count / 10)
@@ -50,7 +39,6 @@ enum VarlinkBenchmark {
         let varlinkMedian = varlinkTimes.sorted()[2]
         report.add(section, "line protocol get round trip", lineMedian / 1000, "µs")
         report.add(section, "Varlink Get round trip", varlinkMedian / 1000, "µs")
-        report.add(section, "client and daemon on one CPU", pin == nil ? 0 : 1, "")
         let ratio = varlinkMedian / lineMedian
         report.add(section, "Varlink Get against line get", ratio, "x", target: "≤ 1.3x", met: ratio <= 1.3)
     }

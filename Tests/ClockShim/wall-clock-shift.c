@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shift-file.h"
+
 static volatile int64_t *shift;
 static _Atomic int cancelOnSetFD = -1;
 static _Atomic int pendingChange;
@@ -75,14 +77,8 @@ __attribute__((constructor)) static void start(void) {
     realClockGettime = dlsym(RTLD_NEXT, "clock_gettime");
     realTimerfdSettime = dlsym(RTLD_NEXT, "timerfd_settime");
     realRead = dlsym(RTLD_NEXT, "read");
-    const char *path = getenv("PWFLAGS_WALL_CLOCK_SHIFT_FILE");
-    if (!path) return;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    void *mapped = mmap(NULL, sizeof(int64_t), PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (mapped == MAP_FAILED) return;
-    shift = mapped;
+    shift = mapShiftFile("PWFLAGS_WALL_CLOCK_SHIFT_FILE");
+    if (!shift) return;
     pthread_t thread;
     pthread_create(&thread, NULL, watch, NULL);
     pthread_detach(thread);

@@ -10,8 +10,8 @@ import UnixIO
     import Glibc
 #endif
 
-/// Setting up a listener's event engine fails cleanly: whichever step throws, the epoll instance and the eventfd
-/// made before it are closed, not left open for the daemon's life.
+/// Setting up a listener's event engine fails cleanly: whichever step throws, no epoll instance or eventfd is
+/// left open for the daemon's life (the engines share the process's loop and make none of their own).
 @Suite(.serialized, .hangLimit) struct EventEngineSetupTests {
     /// How many descriptors of this process are of the anonymous kind `kind` (`[eventfd]`, `[eventpoll]`).
     static func count(_ kind: String) -> Int {

@@ -67,7 +67,7 @@ import UnixIO
         async let first = refresher.refresh()
         #expect(await Eventually.wait { held.reads.withLock { $0 } == 1 }, "the first read never ran")
         // An edit after the first read began, then callers who ask while it is still running.
-        try rig.directory.write("flags.json", DaemonControllerTests.other)
+        try rig.directory.write("flags.json", FlagServiceTests.other)
         let callers = 50
         let later = Task {
             await withTaskGroup(of: Bool.self) { group in
@@ -96,7 +96,7 @@ import UnixIO
         await rig.start()
         let refresher = rig.stacks.current.refresher
         #expect((try? await refresher.refresh().get()) == false)
-        try rig.directory.write("flags.json", DaemonControllerTests.other)
+        try rig.directory.write("flags.json", FlagServiceTests.other)
         #expect((try? await refresher.refresh().get()) == false)
         #expect(rig.servedKeys == ["c"])
         #expect(await refresher.readRunning == false)

@@ -57,11 +57,14 @@ final class LocalStackRig: Sendable {
         await stacks.current.start()
     }
 
-    /// The controller over this rig's stacks; `reload` answers the `reload` method.
+    /// The flag service over this rig's stacks, under `access`; `reload` answers the `reload` method.
     func controller(
+        access: AccessPolicy = AccessPolicy(controlGroups: nil),
         reload: @escaping @Sendable () async -> Result<Void, ConfigurationErrors> = { .success(()) }
-    ) -> DaemonController {
-        DaemonController(store: store, stacks: stacks, reload: reload, overrides: overrides, metrics: metrics)
+    ) -> FlagService {
+        FlagService(
+            store: store, stacks: stacks, reload: reload, overrides: overrides,
+            policy: CallPolicy(access: access, logger: logger), metrics: metrics)
     }
 
     /// The keys the store serves, sorted.

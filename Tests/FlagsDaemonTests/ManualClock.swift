@@ -1,3 +1,4 @@
+import TestSupport
 import UnixIO
 
 @testable import FlagsDaemon
@@ -26,6 +27,8 @@ final class ManualClock: DaemonClock {
 
     private let state: Locked<State>
     private let holdsSleeps: Bool
+    /// Fired when a held sleep begins, for a test that waits for the loop to sleep.
+    let slept = ChangeSignal()
 
     init(boot: Double = 1000, wall: Double = 1_800_000_000, holdingSleeps: Bool = false) {
         state = Locked(State(boot: boot, wall: wall))
@@ -53,6 +56,7 @@ final class ManualClock: DaemonClock {
                     return false
                 }
                 if resumeNow { continuation.resume() }
+                slept.fire()
             }
         } onCancel: {
             let woken = state.withLock { state -> Sleeper? in

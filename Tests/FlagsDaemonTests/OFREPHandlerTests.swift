@@ -17,8 +17,8 @@ import UnixIO
 
     /// An OFREP handler on its event engine, over a Unix socket (or loopback TCP) and `store`, until `stop()`.
     ///
-    /// The engine runs on a thread of its own, started here as `OFREPServer.run()` starts it, so that it serves
-    /// even while the test's blocking clients hold every thread of the cooperative pool.
+    /// The engine runs on the process's event loop, started here as `OFREPServer.run()` starts it, so that it
+    /// serves even while the test's blocking clients hold every thread of the cooperative pool.
     final class Serving {
         let directory: TemporaryDirectory
         let store: FlagStore
@@ -44,11 +44,8 @@ import UnixIO
                     doorbell: doorbell, listenFD: fd, isTCP: tcp, store: store, token: token.map { Array($0.utf8) },
                     allowedOrigins: [], limits: limits, logger: logger, metrics: DaemonMetrics())
             }
-            let (engine, ended) = (self.engine, self.ended)
-            DetachedThread.start(name: "ofrep-test") {
-                engine.run()
-                ended.signal()
-            }
+            let ended = self.ended
+            engine.start { ended.signal() }
         }
 
         func client() throws -> HTTPClient {

@@ -256,21 +256,15 @@ import Testing
 
     /// Waits until the loop sleeps for the `count`-th time, and returns that sleep's deadline.
     static func sleep(_ count: Int, of clock: ManualClock) async throws -> Double {
-        let limit = ContinuousClock.now + .seconds(10)
-        while clock.deadlines.count < count || clock.sleeping == 0 {
-            try #require(ContinuousClock.now < limit, "the loop never began sleep \(count)")
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        let began = await clock.slept.wait { clock.deadlines.count >= count && clock.sleeping > 0 }
+        try #require(began, "the loop never began sleep \(count)")
         return clock.deadlines[count - 1]
     }
 
     /// Waits until the fetcher was asked `count` times.
     static func fetches(_ count: Int, of fetcher: ScriptedFetcher) async throws {
-        let limit = ContinuousClock.now + .seconds(10)
-        while fetcher.fetches.count < count {
-            try #require(ContinuousClock.now < limit, "fetch \(count) never came")
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        let came = await fetcher.fetched.wait { fetcher.fetches.count >= count }
+        try #require(came, "fetch \(count) never came")
     }
 
     @Test("The loop sleeps until the policy's next wake, at most a minute at a time, and refreshes when it comes")

@@ -24,9 +24,8 @@ import UnixIO
             await rig.start()
             let handed = self.handed
             router = RequestRouter(
-                access: AccessPolicy(controlGroups: controlGroups, ownUID: 4000), controller: rig.controller(),
-                subscriptions: subscriptions, logger: rig.logger,
-                submit: { work in handed.withLock { $0.append(work) } })
+                controller: rig.controller(access: AccessPolicy(controlGroups: controlGroups, ownUID: 4000)),
+                subscriptions: subscriptions, submit: { work in handed.withLock { $0.append(work) } })
         }
 
         deinit { rig.remove() }

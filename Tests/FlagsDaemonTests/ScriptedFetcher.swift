@@ -1,6 +1,7 @@
 import FlagsCore
 import Foundation
 import PushwooshAPI
+import TestSupport
 import UnixIO
 
 @testable import FlagsDaemon
@@ -20,6 +21,8 @@ final class ScriptedFetcher: FlagFetcher {
     }
 
     private let state = Locked(State())
+    /// Fired at every fetch, for a test that waits for one.
+    let fetched = ChangeSignal()
 
     /// What every fetch answers from now on.
     func answer(_ reply: Result<FeatureFlagsResponse, PushwooshError>) {
@@ -36,7 +39,8 @@ final class ScriptedFetcher: FlagFetcher {
     }
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
-        state.withLock {
+        defer { fetched.fire() }
+        return state.withLock {
             $0.fetches.append(userId)
             if $0.failWhenCancelled, Task.isCancelled { return .failure(.noReply("cancelled", kind: .cancelled)) }
             return $0.flagReply

@@ -4,7 +4,7 @@ import FlagsProtocol
 /// The properties every input to the protocol code must keep, whatever its bytes; shared by the fuzz test and
 /// the `pwflags-fuzz` libFuzzer harness.
 ///
-/// - `LineFramer`, fed the input in pieces of any size, returns the lines a simple reference split returns and
+/// - `Framer` of lines, fed the input in pieces of any size, returns the lines a simple reference split returns and
 ///   stops at the first line over the limit.
 /// - JSON that parses serializes to one line that parses back to the same value and the same bytes.
 /// - `Request.decode` and `Call` never trap; a decoded request encodes to a line that decodes to itself.
@@ -27,7 +27,7 @@ public enum ProtocolFuzzCheck {
         let framed = frame(input, limit: limit, random: &random)
         let expected = referenceFrames(input, limit: limit)
         guard framed == expected else {
-            return "LineFramer(limit \(limit)) gave \(framed), the reference split \(expected)"
+            return "Framer(limit \(limit)) gave \(framed), the reference split \(expected)"
         }
         for case .line(let line) in framed {
             if let problem = checkLine(ArraySlice(line)) { return problem }
@@ -39,7 +39,7 @@ public enum ProtocolFuzzCheck {
 
     /// Feeds `input` to a framer in random pieces and collects what it returns.
     static func frame(_ input: [UInt8], limit: Int, random: inout SeededGenerator) -> [Frame] {
-        var framer = LineFramer(maximumLineBytes: limit)
+        var framer = Framer(.newline, maximumBytes: limit)
         var frames: [Frame] = []
         var offset = 0
         while offset < input.count {
@@ -48,7 +48,7 @@ public enum ProtocolFuzzCheck {
             offset += size
             reading: while true {
                 switch framer.next() {
-                case .line(let line): frames.append(.line(Array(line)))
+                case .message(let line): frames.append(.line(Array(line)))
                 case .needMore: break reading
                 case .tooLong:
                     frames.append(.tooLong)

@@ -10,23 +10,16 @@ import UnixIO
 /// Reading (and `Refresh`, `LogImpression`, as on the socket) is for whoever may open the line socket: the
 /// socket file's owner, its group when the mode lets the group write, everyone when it lets others write; root
 /// and the daemon's own user always. The file is looked at on each call, so a change of its group or mode (an
-/// administrator's `chgrp`, systemd's `SocketGroup=`) holds on the bus at once. The control calls follow
-/// `ControlGroups` (`AccessPolicy`).
+/// administrator's `chgrp`, systemd's `SocketGroup=`) holds on the bus at once. The control calls are judged
+/// by the flag service's policy, as on every surface (`CallPolicy`).
 struct BusAccess: Sendable {
     /// The line socket's path; nil lets only root and the daemon's user read.
     let socketPath: String?
-    /// `ControlGroups`, as the last reload left it.
-    let policy: Locked<AccessPolicy>
-
-    init(socketPath: String?, control: AccessPolicy) {
-        self.socketPath = socketPath
-        policy = Locked(control)
-    }
-
-    private var control: AccessPolicy { policy.withLock { $0 } }
+    /// Who may call what on every surface (`ControlGroups`, the state-write rate).
+    let policy: CallPolicy
 
     func mayRead(_ peer: BusPeer) -> Bool {
-        if control.isPrivileged(credentials(peer)) { return true }
+        if policy.isPrivileged(peer.caller) { return true }
         var info = stat()
         guard let socketPath, stat(socketPath, &info) == 0 else { return false }
         let mode = UInt32(info.st_mode)
@@ -34,18 +27,5 @@ struct BusAccess: Sendable {
         if peer.uid == info.st_uid { return mode & 0o200 != 0 }
         guard mode & 0o020 != 0 else { return false }
         return peer.gid == info.st_gid || peer.supplementaryGroups.contains(info.st_gid)
-    }
-
-    /// Root and the daemon's own user, whose calls no rate bounds.
-    func isPrivileged(_ peer: BusPeer) -> Bool {
-        control.isPrivileged(credentials(peer))
-    }
-
-    func mayControl(_ peer: BusPeer) -> Bool {
-        control.mayControl(credentials(peer)) { peer.supplementaryGroups }
-    }
-
-    private func credentials(_ peer: BusPeer) -> PeerCredentials {
-        PeerCredentials(pid: 0, uid: peer.uid, gid: peer.gid)
     }
 }

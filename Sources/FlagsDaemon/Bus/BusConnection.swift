@@ -8,7 +8,7 @@ import UnixIO
 #endif
 
 /// One connection to a message bus through sd-bus: every `sd_bus_*` call on the connection itself, handing
-/// back Swift types. Not thread-safe, as sd-bus is not: only the bus thread (`BusLoop`) touches it.
+/// back Swift types. Not thread-safe, as sd-bus is not: only the loop's thread (`BusLoop`) touches it.
 final class BusConnection {
     let bus: OpaquePointer
     private var slot: OpaquePointer?

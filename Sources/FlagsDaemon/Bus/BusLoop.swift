@@ -8,13 +8,15 @@ import UnixIO
     import Glibc
 #endif
 
-/// The bus thread: keeps a connection to the bus (reconnecting when it is missing or restarts), serves the
-/// daemon's object on it, and sends every flag change as a signal. sd-bus is not thread-safe, so every bus
-/// call happens here; other threads post to `inbox` and ring `doorbell`.
+/// The bus's part of the event loop: keeps a connection to the bus (reconnecting when it is missing or
+/// restarts), serves the daemon's object on it, and sends every flag change as a signal. sd-bus is not
+/// thread-safe, so every bus call happens on the loop's thread; other threads post to `inbox` and ring the
+/// loop's doorbell.
 ///
-/// Between events the thread sleeps in `poll` until the bus has something, a post arrives, sd-bus's own
-/// deadline (a call it waits on) or the next reconnection is due: nothing wakes it on a timer of its own.
-final class BusLoop: @unchecked Sendable {
+/// The loop waits on sd-bus's descriptor for the events sd-bus asks for (`sd_bus_get_events`) and until its
+/// deadline (`sd_bus_get_timeout`, a call it waits on), as hostnamed's sd-event loop does; and until the next
+/// reconnection or large answer is due. Nothing wakes it on a timer of its own.
+final class BusLoop: LoopMember, @unchecked Sendable {
     enum Post: Sendable {
         /// The reply to the pending call `id`.
         case reply(UInt64, BusReply)
@@ -26,11 +28,9 @@ final class BusLoop: @unchecked Sendable {
     /// Where the daemon stands on the bus, for `status` (the controller's board).
     private let status: Locked<StatusResult.Bus?>
     private let inbox = Locked<[Post]>([])
-    private let doorbell: EventFD
+    private let loop: EventLoop
     /// The changes of the flags, as every listener receives them (`ChangeFeed`): each becomes a `Changed` signal.
     private let feed: ChangeFeed
-    /// The feed's hold on `doorbell`, silenced before the descriptor closes (its number could be reused).
-    private let bell: Doorbell
     private let logger: Logger
     /// Control calls, carried out by `BusServer.run()`'s task group.
     private let work: AsyncStream<BusWork>.Continuation
@@ -39,7 +39,11 @@ final class BusLoop: @unchecked Sendable {
     /// on the line socket, where a connection has one call in flight at most (`ConnectionShare`).
     private let callCapacity: Int
 
-    // Bus thread only.
+    // Loop thread only.
+    private var membership: EventLoop.Membership?
+    private var finished: (@Sendable () -> Void)?
+    /// The bus connection's descriptor as the loop waits on it, and the events it waits for.
+    private var watched: (descriptor: Int32, events: Epoll.Events)?
     private var connection: BusConnection?
     private var object: BusObject!
     /// Who sent the calls, and the calls of new senders while the bus is asked.
@@ -47,16 +51,16 @@ final class BusLoop: @unchecked Sendable {
     /// The calls with large answers, answered one at a time between the others.
     private var largeAnswers: LargeAnswers<(call: BusMessage, peer: BusPeer)>
     private var callShare = ConnectionShare()
-    /// Hands memory back after a burst of calls, as the socket loops do.
-    private var memoryReturn = MemoryReturn()
     private var retryDelay: UInt64 = BusLoop.firstRetry
     private var retryAt: UInt64?
     private var running = true
-    /// The control calls being carried out off this thread, by id: a call's message never leaves the bus thread
+    /// The control calls being carried out off the loop, by id: a call's message never leaves the loop's thread
     /// (sd-bus counts its references without atomics), only its id and its reply travel.
     private var pending: [UInt64: (call: BusMessage, uid: UInt32)] = [:]
     private var lastCall: UInt64 = 0
 
+    /// Messages processed in one tick at most.
+    private static let processRounds = 64
     private static let firstRetry: UInt64 = 1_000_000_000
     private static let lastRetry: UInt64 = 60_000_000_000
     /// How long the bus has to say who sent a call before the call is refused.
@@ -64,9 +68,11 @@ final class BusLoop: @unchecked Sendable {
 
     init(
         kind: MessageBus, name: String, store: FlagStore, status: Locked<StatusResult.Bus?>, callCapacity: Int,
-        logger: Logger, work: AsyncStream<BusWork>.Continuation,
-        makeObject: (@escaping BusObject.Dispatch) -> BusObject
+        logger: Logger, work: AsyncStream<BusWork>.Continuation, loop: EventLoop? = EventLoop.shared,
+        makeObject: (FlagSnapshot, @escaping BusObject.Dispatch) -> BusObject
     ) throws(SystemError) {
+        guard let loop else { throw SystemError("epoll_create1", errno: EMFILE) }
+        self.loop = loop
         self.kind = kind
         self.callCapacity = callCapacity
         largeAnswers = LargeAnswers(perUser: ConnectionShare.perUser(of: callCapacity))
@@ -75,10 +81,8 @@ final class BusLoop: @unchecked Sendable {
         self.logger = logger
         status.withLock { $0 = StatusResult.Bus(bus: kind.rawValue, name: name, state: "connecting") }
         self.work = work
-        doorbell = try EventFD()
-        bell = Doorbell(doorbell)
-        feed = ChangeFeed(store: store, doorbell: bell)
-        object = makeObject { [unowned self, work] call, peer, operation in
+        feed = ChangeFeed(store: store, doorbell: loop.doorbell)
+        object = makeObject(feed.initial) { [unowned self, work] call, peer, operation in
             guard self.callShare.admits(peer.uid, capacity: self.callCapacity) else { return false }
             self.callShare.opened(peer.uid)
             self.lastCall += 1
@@ -90,37 +94,114 @@ final class BusLoop: @unchecked Sendable {
 
     deinit {
         feed.close()
-        bell.silence()
-        doorbell.close()
     }
 
-    /// From any thread: hands `post` to the bus thread.
+    /// From any thread: hands `post` to the loop's thread.
     func post(_ post: Post) {
         inbox.withLock { $0.append(post) }
-        doorbell.ring()
+        loop.doorbell.ring()
     }
 
-    /// Runs on the bus thread until `.stop`.
-    func run() {
-        connect()
-        while running {
-            if let connection {
-                do {
-                    while try connection.process() {}
-                    answerOneLargeCall(on: connection)
-                } catch {
-                    lose(because: "\(error)")
-                }
+    /// Joins the loop and serves until `.stop`; then calls `finished` on the loop's thread.
+    func start(finished: @escaping @Sendable () -> Void) {
+        loop.perform { [self] in
+            self.finished = finished
+            guard let membership = loop.join(self) else {
+                return loopFailed(loop.failure ?? SystemError("epoll_wait", errno: EBADF))
             }
-            memoryReturn.tick(now: EngineClock.now())
-            wait()
-            takePosts()
-            if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
+            self.membership = membership
+            connect()
+            pump()
         }
+    }
+
+    func handle(_ events: Epoll.Events, on descriptor: Int32) {
+        // The loop ticks the member after the round: `pump` lets sd-bus read and write.
+    }
+
+    func woke() {
+        takePosts()
+    }
+
+    /// When the loop must tick the bus: sd-bus's deadline, the next reconnection, trim or large answer.
+    func nextDeadline() -> UInt64? {
+        var deadline = retryAt ?? .max
+        if let connection {
+            if let due = largeAnswerDue(on: connection) { deadline = min(deadline, due) }
+            if let busDeadline = connection.deadline { deadline = min(deadline, busDeadline &* 1000) }
+        }
+        return deadline == .max ? nil : deadline
+    }
+
+    func tick() {
+        pump()
+    }
+
+    func loopFailed(_ error: SystemError) {
+        logger.error("the event loop failed; the bus is off", ["ERRNO": String(error.errno)])
+        finish()
+    }
+
+    /// Lets sd-bus do what arrived or is due, answers the next large call, reconnects when due, and waits for
+    /// the events sd-bus asks for; at `.stop`, finishes.
+    private func pump() {
+        guard membership != nil else { return }
+        if connection == nil, let retryAt, MonotonicClock.nanoseconds() >= retryAt { connect() }
+        if let connection {
+            do {
+                // A bounded round, so that a flood on the bus cannot hold the loop from the other surfaces:
+                // sd-bus's timeout is 0 while messages it read wait, so the loop comes back at once.
+                var rounds = 0
+                while rounds < Self.processRounds, try connection.process() { rounds += 1 }
+                answerOneLargeCall(on: connection)
+            } catch {
+                lose(because: "\(error)")
+            }
+        }
+        guard running else { return finish() }
+        watch()
+    }
+
+    /// Waits on the connection's descriptor for what sd-bus asks for now (none while there is no connection).
+    private func watch() {
+        let wanted = connection.map {
+            (descriptor: $0.descriptor, events: Epoll.Events(rawValue: UInt32(UInt16(bitPattern: $0.events))))
+        }
+        if let watched, watched.descriptor != wanted?.descriptor {
+            membership?.remove(watched.descriptor)
+            self.watched = nil
+        }
+        guard let wanted, wanted.descriptor >= 0 else { return }
+        do {
+            if let watched {
+                guard watched.events != wanted.events else { return }
+                try membership?.modify(wanted.descriptor, events: wanted.events)
+            } else {
+                try membership?.add(wanted.descriptor, events: wanted.events)
+            }
+            watched = wanted
+        } catch {
+            lose(because: "\(error)")
+        }
+    }
+
+    /// Stops waiting on the connection's descriptor: before the connection closes it.
+    private func unwatch() {
+        if let watched { membership?.remove(watched.descriptor) }
+        watched = nil
+    }
+
+    private func finish() {
         connection?.flush(within: 1_000_000_000)
+        unwatch()
         connection = nil
         feed.close()
         work.finish()
+        membership?.leave()
+        membership = nil
+        let finished = self.finished
+        self.finished = nil
+        finished?()
     }
 
     private func connect() {
@@ -140,6 +221,7 @@ final class BusLoop: @unchecked Sendable {
     }
 
     private func lose(because reason: String) {
+        unwatch()
         connection = nil
         pending.removeAll()
         largeAnswers.removeAll()
@@ -159,37 +241,14 @@ final class BusLoop: @unchecked Sendable {
         retryDelay = min(retryDelay * 2, Self.lastRetry)
     }
 
-    /// Sleeps until the bus, a post, sd-bus's deadline or the next reconnection.
-    private func wait() {
-        var descriptors = [pollfd(fd: doorbell.descriptor, events: Int16(POLLIN), revents: 0)]
-        var deadline = retryAt
-        if let trim = memoryReturn.deadline { deadline = min(deadline ?? trim, trim) }
-        if let connection, let due = largeAnswerDue(on: connection) { deadline = min(deadline ?? due, due) }
-        if let connection {
-            descriptors.append(pollfd(fd: connection.descriptor, events: connection.events, revents: 0))
-            if let busDeadline = connection.deadline {
-                let nanoseconds = busDeadline &* 1000
-                deadline = min(deadline ?? nanoseconds, nanoseconds)
-            }
-        }
-        let timeout: Int32
-        if let deadline {
-            let now = MonotonicClock.nanoseconds()
-            timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-        } else {
-            timeout = -1
-        }
-        _ = poll(&descriptors, nfds_t(descriptors.count), timeout)
-    }
-
     private func takePosts() {
-        doorbell.drain()
         let posts = inbox.withLock { posts in
             defer { posts = [] }
             return posts
         }
         // A change while the bus is away is not kept: a client that comes back reads GetAll again.
         for change in feed.take() {
+            if change.update.snapshot.revision > object.snapshot.revision { object.snapshot = change.update.snapshot }
             guard let connection else { continue }
             if let signal = object.changedSignal(change.update, on: connection) { connection.send(signal) }
             connection.emitPropertiesChanged(
@@ -302,7 +361,7 @@ final class BusLoop: @unchecked Sendable {
     }
 }
 
-/// A control call's work, carried out off the bus thread; its reply goes back through the loop's inbox.
+/// A control call's work, carried out off the loop; its reply goes back through the loop's inbox.
 struct BusWork: Sendable {
     /// The call's id in the loop's table of pending calls.
     let id: UInt64

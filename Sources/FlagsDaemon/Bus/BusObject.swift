@@ -8,10 +8,10 @@ import UnixIO
 #endif
 
 /// The daemon's object on the bus: answers the interface's calls and property reads, and writes the `Changed`
-/// signal. Runs on the bus thread only (sd-bus calls its handlers from `sd_bus_process`).
+/// signal. Runs on the loop's thread only (sd-bus calls its handlers from `sd_bus_process`).
 ///
-/// Reads answer from the store's current snapshot at once; the control calls leave the thread for the
-/// controller and their replies come back through `BusLoop`'s inbox, like the socket server's.
+/// Reads answer at once from the snapshot the loop last took from its feed, as every surface's do; the control
+/// calls leave the loop for the flag service and their replies come back through `BusLoop`'s inbox.
 final class BusObject {
     static let path = "/io/github/pwflagsd/Flags1"
     static let interface = "io.github.pwflagsd.Flags1"
@@ -19,24 +19,23 @@ final class BusObject {
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
     static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 
-    private let store: FlagStore
-    private let controller: DaemonController
+    /// The flags served, as the last change the loop took from its feed left them.
+    var snapshot: FlagSnapshot
+    private let controller: FlagService
     private let access: BusAccess
-    /// The bound on `SetUserId` calls of users other than root and the daemon's (`StateWriteRate`).
-    private var writeRate = StateWriteRate()
     /// The `STATUS=` line, for the `Status` property.
     private let statusLine: () -> String
-    /// Hands a control call of a caller's to the async side, whose reply comes back on the bus thread; false
+    /// Hands a control call of a caller's to the async side, whose reply comes back on the loop's thread; false
     /// when the caller already has as many calls in flight as it may (`BusLoop`).
     private let dispatch: Dispatch
 
     typealias Dispatch = (BusMessage, BusPeer, @escaping @Sendable () async -> BusReply) -> Bool
 
     init(
-        store: FlagStore, controller: DaemonController, access: BusAccess, statusLine: @escaping () -> String,
+        snapshot: FlagSnapshot, controller: FlagService, access: BusAccess, statusLine: @escaping () -> String,
         dispatch: @escaping Dispatch
     ) {
-        self.store = store
+        self.snapshot = snapshot
         self.controller = controller
         self.access = access
         self.statusLine = statusLine
@@ -57,7 +56,7 @@ final class BusObject {
             return get(key, call)
         case "IsEnabled":
             guard let key = call.readString(), let fallback = call.readBool() else { return invalid(call) }
-            let flag = store.current.flags[FlagKey(key)]
+            let flag = snapshot.flags[FlagKey(key)]
             let reply = call.reply()
             reply?.append(flag?.isEnabled ?? fallback)
             return reply
@@ -65,11 +64,10 @@ final class BusObject {
             return getAll(call)
         case "Explain":
             guard let key = call.readString() else { return invalid(call) }
-            let snapshot = store.current
             let result = controller.explain(key: key, snapshot: snapshot, subscriptions: 0)
             return jsonReply(call, result)
         case "GetStatus":
-            let result = controller.status(snapshot: store.current, connections: 0, subscriptions: 0)
+            let result = controller.status(snapshot: snapshot, connections: 0, subscriptions: 0)
             return jsonReply(call, result)
         default:
             return control(member, call, peer)
@@ -83,11 +81,11 @@ final class BusObject {
         guard access.mayRead(peer) else { return 0 }
         switch call.member {
         case "GetAll":
-            return 2 * store.current.encodedList.count
+            return 2 * snapshot.encodedList.count
         case "Get":
             defer { call.rewind() }
             guard let key = call.readString() else { return 0 }
-            return 2 * (store.current.encoded[FlagKey(key)]?.count ?? 0)
+            return 2 * (snapshot.encoded[FlagKey(key)]?.count ?? 0)
         default:
             return 0
         }
@@ -102,10 +100,8 @@ final class BusObject {
         case "Refresh":
             operation = {
                 switch await controller.refresh() {
-                case .success(let result):
-                    .refresh(
-                        succeeded: true, fromNetwork: (result as? FlagListing)?.fromNetwork ?? false, status: 200,
-                        reason: "")
+                case .success(let listing):
+                    .refresh(succeeded: true, fromNetwork: listing.fromNetwork ?? false, status: 200, reason: "")
                 case .failure(let error):
                     .refresh(
                         succeeded: false, fromNetwork: false, status: error.data?["status"]?.integerValue ?? 0,
@@ -115,43 +111,30 @@ final class BusObject {
         case "LogImpression":
             guard let key = call.readString() else { return invalid(call) }
             operation = {
-                switch await controller.logImpression(key: key) {
-                case .success(let result as LogImpressionResult):
-                    if case .failed(let status) = result {
-                        .impression(outcome: result.outcome, status: status)
-                    } else {
-                        .impression(outcome: result.outcome, status: 0)
-                    }
-                case .success: .impression(outcome: "failed", status: 0)
-                case .failure(let error): .failure(error)
-                }
+                let result = await controller.logImpression(key: key)
+                if case .failed(let status) = result { return .impression(outcome: result.outcome, status: status) }
+                return .impression(outcome: result.outcome, status: 0)
             }
         case "SetUserId":
-            guard access.mayControl(peer) else { return denied(call, member) }
-            guard let userId = call.readString() else { return invalid(call) }
-            // The socket's bound on state writes, per user (the bus keeps its own buckets): a member looping on
-            // the bus would wear the flash as much as one looping on the socket.
-            if !access.isPrivileged(peer), let refusal = writeRate.refusal(uid: peer.uid, now: MonotonicClock.seconds())
-            {
-                return call.errorReply(name: Self.limitsExceeded, text: refusal.message)
+            // A caller outside ControlGroups is told so whatever it sent; a refused call takes nothing of the rate.
+            guard let userId = call.readString() else {
+                let permitted = controller.policy.mayControl(peer.caller)
+                return permitted ? invalid(call) : refusal(of: .setUserId(""), call, peer)
             }
+            if let refused = refusal(of: .setUserId(userId), call, peer) { return refused }
             operation = {
                 switch await controller.setUserId(userId) {
-                case .success(let result as SetUserIdResult): .userId(result.userId, heldUntil: result.heldUntil ?? "")
-                case .success: .userId(userId, heldUntil: "")
+                case .success(let result): .userId(result.userId, heldUntil: result.heldUntil ?? "")
                 case .failure(let error): .failure(error)
                 }
             }
         case "SetAppState":
-            guard access.mayControl(peer) else { return denied(call, member) }
-            guard let text = call.readString(), let state = Call.AppState(rawValue: text) else { return invalid(call) }
-            operation = {
-                switch await controller.setAppState(state) {
-                case .success(let result as SetAppStateResult): .sessionStarted(result.sessionStarted)
-                case .success: .sessionStarted(false)
-                case .failure(let error): .failure(error)
-                }
+            guard let text = call.readString(), let state = Call.AppState(rawValue: text) else {
+                let permitted = controller.policy.mayControl(peer.caller)
+                return permitted ? invalid(call) : refusal(of: .setAppState(.foreground), call, peer)
             }
+            if let refused = refusal(of: .setAppState(state), call, peer) { return refused }
+            operation = { .sessionStarted(await controller.setAppState(state).sessionStarted) }
         default:
             return call.errorReply(
                 name: "org.freedesktop.DBus.Error.UnknownMethod", text: "unknown method \(member)")
@@ -164,7 +147,6 @@ final class BusObject {
     }
 
     private func get(_ key: String, _ call: BusMessage) -> BusMessage? {
-        let snapshot = store.current
         let flagKey = FlagKey(key)
         let reply = call.reply()
         guard let flag = snapshot.flags[flagKey] else {
@@ -184,7 +166,6 @@ final class BusObject {
     }
 
     private func getAll(_ call: BusMessage) -> BusMessage? {
-        let snapshot = store.current
         let reply = call.reply()
         reply?.append(snapshot.epoch)
         reply?.append(UInt64(snapshot.revision))
@@ -205,13 +186,12 @@ final class BusObject {
 
     /// A property read: the value written into `reply`; false for an unknown property.
     func read(property: String, into reply: BusMessage) -> Bool {
-        let snapshot = store.current
         switch property {
         case "Revision": reply.append(UInt64(snapshot.revision))
         case "Epoch": reply.append(snapshot.epoch)
         case "Source":
             reply.append(controller.status(snapshot: snapshot, connections: 0, subscriptions: 0).source)
-        case "ExpiresAt": reply.append(store.expiry.json.stringValue ?? "")
+        case "ExpiresAt": reply.append(controller.expiresAt().stringValue ?? "")
         case "Status": reply.append(statusLine())
         default: return false
         }
@@ -230,8 +210,16 @@ final class BusObject {
         call.errorReply(name: Self.invalidArgs, text: "invalid arguments")
     }
 
-    private func denied(_ call: BusMessage, _ member: String) -> BusMessage? {
-        call.errorReply(name: Self.accessDenied, text: "not permitted: \(member) is limited to ControlGroups")
+    /// The flag service's policy on `typed`, `call` of `peer`'s: nil when it may go, else the error reply
+    /// (`AccessDenied` for a caller outside `ControlGroups`, `LimitsExceeded` past the state-write rate).
+    private func refusal(of typed: Call, _ call: BusMessage, _ peer: BusPeer) -> BusMessage? {
+        guard let refusal = controller.policy.refusal(of: typed, from: peer.caller) else { return nil }
+        guard refusal.code == RPCError.notPermittedCode else {
+            return call.errorReply(name: Self.limitsExceeded, text: refusal.message)
+        }
+        // Named as the bus names the method.
+        let text = RPCError.notPermitted(call.member ?? typed.method).message
+        return call.errorReply(name: Self.accessDenied, text: text)
     }
 }
 

@@ -33,6 +33,12 @@ struct BusPeer: Sendable, Equatable {
         }
         self.init(uid: uid, gid: primary, supplementaryGroups: Array(groups.prefix(Int(max(0, count)))))
     }
+
+    /// The caller, as the flag service's policy judges it.
+    var caller: Caller {
+        let groups = supplementaryGroups
+        return Caller(surface: .bus, uid: uid, gid: gid) { groups }
+    }
 }
 
 /// The callers the daemon has met, by unique connection name, and the calls of those it has not met yet while

@@ -1,7 +1,7 @@
 import FlagsCore
 import FlagsProtocol
 
-/// What a control call answers on the bus, built off the bus thread and written on it.
+/// What a control call answers on the bus, built off the loop and written on the loop's thread.
 enum BusReply: Sendable {
     /// `Refresh`: R11's status readable without parsing text (200 when it succeeded, 0 when no HTTP answer came).
     case refresh(succeeded: Bool, fromNetwork: Bool, status: Int, reason: String)

@@ -8,7 +8,7 @@ import UnixIO
 /// rest (a log line at most once a second, through a `LogThrottle`), and pauses accepting while the daemon is
 /// out of descriptors.
 ///
-/// Owned by the engine's thread.
+/// Owned by the event loop's thread.
 final class AcceptGate {
     /// The listening socket, or -1 once closed (draining).
     private(set) var listenFD: Int32

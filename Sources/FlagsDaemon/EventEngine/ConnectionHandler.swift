@@ -14,7 +14,7 @@ protocol EngineConnection: AnyObject {
 ///
 /// The engine owns the socket work every protocol shares (accepting within the limit, the pause when
 /// descriptors run out, refusal logs, sending the output queue, epoll interest, deadlines, the drain); the
-/// handler reads and answers. Every method runs on the engine's thread.
+/// handler reads and answers. Every method runs on the event loop's thread.
 protocol ConnectionHandler: AnyObject {
     associatedtype Connection: EngineConnection
 

@@ -10,7 +10,7 @@
 /// to root and the daemon's user, who may take any free slot. A connection whose peer is not known (TCP) is not
 /// counted here; TCP clients prove themselves with the OFREP token instead.
 ///
-/// Owned by the engine's thread.
+/// Owned by the event loop's thread.
 struct ConnectionShare {
     /// The users with the whole table: root and the daemon's own.
     private let privileged: Set<UInt32>

@@ -27,9 +27,9 @@ extension EventEngine {
         guard events != connection.interest else { return }
         do {
             if connection.interest.isEmpty {
-                try epoll.add(connection.fd, events: events)
+                try membershipOrThrow().add(connection.fd, events: events)
             } else {
-                try epoll.modify(connection.fd, events: events)
+                try loop.epoll.modify(connection.fd, events: events)
             }
             connection.interest = events
         } catch {
@@ -42,9 +42,10 @@ extension EventEngine {
     func close(_ connection: Connection, drainingInput: Bool = false) {
         guard isOpen(connection) else { return }
         connections[connection.fd] = nil
+        loop.openConnections -= 1
         share.closed(connection.peerUID)
         handler.closing(connection)
-        epoll.remove(connection.fd)
+        removeFromLoop(connection.fd)
         if drainingInput {
             _ = shutdown(connection.fd, Int32(SHUT_WR))
             for _ in 0..<4 {

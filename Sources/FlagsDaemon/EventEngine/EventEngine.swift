@@ -4,15 +4,15 @@ import UnixIO
     import Glibc
 #endif
 
-/// One thread, epoll, non-blocking sockets: the event loop both listeners run on, with a `ConnectionHandler`
-/// per protocol.
+/// One listener on the daemon's event loop, with a `ConnectionHandler` for its protocol: the line socket,
+/// Varlink and OFREP each have one, and all run on the loop's one thread.
 ///
 /// The engine owns what every protocol shares: the listening socket and its `AcceptGate` (the connection
 /// limit, refusals, the pause when descriptors run out), the connection table, the output queue's sending and
-/// the epoll interest, a doorbell other threads ring, the watchdog heartbeat, deadlines (the handler's and its
-/// own) and the drain at shutdown. Everything it holds is touched by its thread only; other threads ring
-/// `doorbell`.
-final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
+/// the epoll interest, the watchdog heartbeat, deadlines (the handler's and its own) and the drain at shutdown.
+/// Everything it holds is touched by the loop's thread only; other threads post to the handler and ring the
+/// loop's `doorbell`.
+final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked Sendable {
     typealias Connection = Handler.Connection
 
     /// A callback run on the loop thread every `interval` (the systemd watchdog), so that a hung loop stops it.
@@ -26,61 +26,55 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
         case draining(deadline: UInt64)
     }
 
+    let loop: EventLoop
     let doorbell: Doorbell
-    let epoll: Epoll
     let gate: AcceptGate
     let handler: Handler
     let logger: Logger
-    private let wake: EventFD
     private let heartbeat: Heartbeat?
     private let logPrefix: String
 
     // Loop thread only.
+    /// The engine's hold on the loop, from `start` until it finished.
+    private var membership: EventLoop.Membership?
+    private var finished: (@Sendable () -> Void)?
+    /// `finished` as `start` was given it, until the loop's thread takes it.
+    private let startedWith = Locked<(@Sendable () -> Void)?>(nil)
     var connections: [Int32: Connection] = [:]
     /// Each peer user's share of `connections` (ConnectionShare).
     var share = ConnectionShare()
     private var refusedShares = LogThrottle()
     private(set) var phase = Phase.running
-    /// The loop's one read buffer, lent to the handler for each read.
+    /// The engine's one read buffer, lent to the handler for each read.
     var readBuffer = [UInt8](repeating: 0, count: 65536)
-    private let events = Epoll.Buffer(capacity: 256)
-    /// A second buffer for `reapHangups`, which waits while the loop still reads `events`.
-    private let hangups = Epoll.Buffer(capacity: 64)
+    /// A buffer for `reapHangups`, which waits while the loop still reads its own.
+    private let hangups = Epoll.Buffer(capacity: 256)
+    private var listenReady = false
+    private var nextBeat: UInt64?
 
-    /// Serves `listenFD`, a listening socket the engine now owns and closes at the end; `makeHandler` builds the
-    /// handler with the doorbell. Whatever step fails, nothing made before it is left open.
+    /// Serves `listenFD`, a listening socket the engine now owns and closes at the end, on `loop` once
+    /// started; `makeHandler` builds the handler with the loop's doorbell. Throws when the loop is missing or
+    /// refuses the socket, or the handler cannot be built; the socket is then left out of the loop.
     init(
-        listenFD: Int32, logger: Logger, logPrefix: String = "", heartbeat: Heartbeat? = nil,
-        makeHandler: (Doorbell) throws(SystemError) -> Handler
+        listenFD: Int32, loop: EventLoop? = EventLoop.shared, logger: Logger, logPrefix: String = "",
+        heartbeat: Heartbeat? = nil, makeHandler: (Doorbell) throws(SystemError) -> Handler
     ) throws(SystemError) {
-        let epoll = try Epoll()
-        var wake: EventFD?
+        guard let loop else { throw SystemError("epoll_create1", errno: EMFILE) }
+        // Added now, with no events, so that a socket epoll refuses fails here; `start` asks for its events.
+        try loop.epoll.add(listenFD, events: [])
         do {
-            let made = try EventFD()
-            wake = made
-            try epoll.add(made.descriptor, events: .input)
-            try epoll.add(listenFD, events: .input)
-            let doorbell = Doorbell(made)
-            self.handler = try makeHandler(doorbell)
-            self.doorbell = doorbell
-            self.wake = made
+            self.handler = try makeHandler(loop.doorbell)
         } catch {
-            wake?.close()
-            epoll.close()
+            loop.epoll.remove(listenFD)
             throw error
         }
-        self.epoll = epoll
+        self.loop = loop
+        self.doorbell = loop.doorbell
         self.logger = logger
         self.logPrefix = logPrefix
         self.heartbeat = heartbeat
-        self.gate = AcceptGate(listenFD: listenFD, epoll: epoll, logger: logger, logPrefix: logPrefix)
+        self.gate = AcceptGate(listenFD: listenFD, epoll: loop.epoll, logger: logger, logPrefix: logPrefix)
         handler.engine = self
-    }
-
-    deinit {
-        doorbell.silence()
-        wake.close()
-        epoll.close()
     }
 
     var isDraining: Bool {
@@ -88,58 +82,109 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
         return false
     }
 
-    // MARK: The loop
+    // MARK: On the loop
 
-    /// Runs until the drain has closed every connection (or its deadline passed); closes the listening socket
-    /// and every connection.
-    func run() {
-        var nextBeat = heartbeat.map { EngineClock.now() + EngineClock.nanoseconds($0.interval) }
-        heartbeat?.action()
-        while true {
-            if case .draining(let deadline) = phase, connections.isEmpty || EngineClock.now() >= deadline { break }
-            var earliest = handler.nextDeadline() ?? .max
-            if let beat = nextBeat { earliest = min(earliest, beat) }
-            if case .draining(let deadline) = phase { earliest = min(earliest, deadline) }
-            if let paused = gate.pausedUntil { earliest = min(earliest, paused) }
-            let count: Int
-            do {
-                count = try epoll.wait(
-                    into: events, timeout: earliest == .max ? -1 : EngineClock.milliseconds(until: earliest))
-            } catch {
-                logger.error(logPrefix + "epoll_wait failed; the server stops", ["ERRNO": String(error.errno)])
-                break
-            }
-            // Hangups before new connections: a slot its peer gave up is free for the client behind it.
-            var listenReady = false
-            for index in 0..<count {
-                let event = events[index]
-                let fd = event.descriptor
-                if fd == wake.descriptor {
-                    wake.drain()
-                    handler.woke()
-                } else if fd == gate.listenFD {
-                    listenReady = true
-                } else if let connection = connections[fd] {
-                    handler.handle(event.events, on: connection)
-                }
-            }
-            if listenReady { acceptConnections() }
-            if let paused = gate.pausedUntil, EngineClock.now() >= paused { gate.resume() }
-            if let beat = nextBeat, let heartbeat, EngineClock.now() >= beat {
-                heartbeat.action()
-                nextBeat = EngineClock.now() + EngineClock.nanoseconds(heartbeat.interval)
-            }
-            handler.tick()
+    /// Joins the loop and serves until the drain has closed every connection (or its deadline passed); then
+    /// closes the listening socket and every connection, and calls `finished` on the loop's thread.
+    func start(finished: @escaping @Sendable () -> Void) {
+        startedWith.withLock { $0 = finished }
+        loop.start(self)
+    }
+
+    func joinLoop() {
+        finished = startedWith.withLock { $0.take() }
+        guard let membership = loop.join(self) else {
+            return loopFailed(loop.failure ?? SystemError("epoll_wait", errno: EBADF))
         }
+        self.membership = membership
+        membership.own(gate.listenFD)
+        do throws(SystemError) {
+            try membership.modify(gate.listenFD, events: .input)
+        } catch {
+            logger.error(
+                logPrefix + "cannot wait for connections; the server stops", ["ERRNO": String(error.errno)])
+            finish()
+            return
+        }
+        nextBeat = heartbeat.map { EngineClock.now() + EngineClock.nanoseconds($0.interval) }
+        heartbeat?.action()
+    }
+
+    func handle(_ events: Epoll.Events, on descriptor: Int32) {
+        if descriptor == gate.listenFD {
+            // Accepted in `tick`, after the round: a slot its peer gave up is free for the client behind it.
+            listenReady = true
+        } else if let connection = connections[descriptor] {
+            handler.handle(events, on: connection)
+        }
+    }
+
+    func woke() {
+        handler.woke()
+    }
+
+    func nextDeadline() -> UInt64? {
+        var earliest = handler.nextDeadline() ?? .max
+        if let beat = nextBeat { earliest = min(earliest, beat) }
+        if case .draining(let deadline) = phase { earliest = min(earliest, deadline) }
+        if let paused = gate.pausedUntil { earliest = min(earliest, paused) }
+        return earliest == .max ? nil : earliest
+    }
+
+    func tick() {
+        guard membership != nil else { return }
+        if listenReady {
+            listenReady = false
+            acceptConnections()
+        }
+        if let paused = gate.pausedUntil, EngineClock.now() >= paused { gate.resume() }
+        if let beat = nextBeat, let heartbeat, EngineClock.now() >= beat {
+            heartbeat.action()
+            nextBeat = EngineClock.now() + EngineClock.nanoseconds(heartbeat.interval)
+        }
+        handler.tick()
+        if case .draining(let deadline) = phase, connections.isEmpty || EngineClock.now() >= deadline { finish() }
+    }
+
+    func loopFailed(_ error: SystemError) {
+        logger.error(logPrefix + "epoll_wait failed; the server stops", ["ERRNO": String(error.errno)])
+        finish()
+    }
+
+    /// The engine's membership, while it serves (a connection is set up only then).
+    func membershipOrThrow() throws(SystemError) -> EventLoop.Membership {
+        guard let membership else { throw SystemError("epoll_ctl", errno: EBADF) }
+        return membership
+    }
+
+    /// Stops waiting on a connection's descriptor, before it is closed.
+    func removeFromLoop(_ descriptor: Int32) {
+        if let membership {
+            membership.remove(descriptor)
+        } else {
+            loop.epoll.remove(descriptor)
+        }
+    }
+
+    /// Closes every connection and the listening socket, and leaves the loop.
+    private func finish() {
         for connection in Array(connections.values) { close(connection) }
+        // Out of the loop before the descriptor closes, so that its number, once reused, is nobody's.
+        membership?.remove(gate.listenFD)
         gate.stop()
         handler.stopped()
+        membership?.leave()
+        membership = nil
+        let finished = self.finished
+        self.finished = nil
+        finished?()
     }
 
     /// Stops accepting and gives the connections until `timeout` nanoseconds from now to finish.
     func beginDraining(timeout: UInt64) {
         guard case .running = phase else { return }
         phase = .draining(deadline: EngineClock.now() + timeout)
+        membership?.remove(gate.listenFD)
         gate.stop()
         handler.drainStarted()
     }
@@ -167,6 +212,7 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
             }
             share.opened(connection.peerUID)
             connections[fd] = connection
+            loop.openConnections += 1
             handler.settle(connection)
             return true
         }
@@ -175,7 +221,7 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
     /// At the limit, handles the connections whose peers left since the last wait, without waiting: a peer that
     /// closed its end right before another connected must not keep its slot from that one.
     func reapHangups() {
-        let count = (try? epoll.wait(into: hangups, timeout: 0)) ?? 0
+        let count = (try? loop.epoll.wait(into: hangups, timeout: 0)) ?? 0
         for index in 0..<count {
             let event = hangups[index]
             guard !event.events.isDisjoint(with: [.readHangup, .hangup, .error]),
@@ -184,15 +230,4 @@ final class EventEngine<Handler: ConnectionHandler>: @unchecked Sendable {
             handler.handle(event.events, on: connection)
         }
     }
-}
-
-/// Rings the engine's eventfd from any thread, until the engine has closed it.
-final class Doorbell: Sendable {
-    private let wake: Locked<EventFD?>
-
-    init(_ wake: EventFD) { self.wake = Locked(wake) }
-
-    func ring() { wake.withLock { $0?.ring() } }
-
-    func silence() { wake.withLock { $0 = nil } }
 }

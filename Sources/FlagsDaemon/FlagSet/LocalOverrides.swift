@@ -73,7 +73,7 @@ final class LocalOverrides: Sendable {
     }
 
     /// `setOverride`: answers with the flag now served for the key, as `get` would.
-    func set(_ override: FlagOverride) -> Result<any CallResult, RPCError> {
+    func set(_ override: FlagOverride) -> Result<GetResult, RPCError> {
         changing.withLock { encoded in
             guard store.mayOverride(override.key, limit: FlagOverride.limit) else {
                 return .failure(.invalidParams("key", "is one override too many: at most \(FlagOverride.limit)"))
@@ -104,7 +104,7 @@ final class LocalOverrides: Sendable {
     }
 
     /// `clearOverride`: the key's override, or every override when `key` is nil.
-    func clear(_ key: String?) -> Result<any CallResult, RPCError> {
+    func clear(_ key: String?) -> Result<ClearOverrideResult, RPCError> {
         changing.withLock { encoded in
             let cleared = store.clearOverride(key)
             for key in cleared { encoded[FlagKey(key)] = nil }

@@ -59,6 +59,7 @@ public final class Daemon: Sendable {
         // Before anything fills the store, so that it sees every change since the start.
         let changes = FlagChangeLog(observing: store)
         let metrics = DaemonMetrics()
+        let policy = CallPolicy(access: AccessPolicy.make(for: configuration, logger: logger), logger: logger)
         let reloader = Reloader(
             configuration: configuration,
             load: load,
@@ -66,7 +67,8 @@ public final class Daemon: Sendable {
             store: store,
             stateDirectory: stateDirectory,
             logger: logger,
-            metrics: metrics
+            metrics: metrics,
+            policy: policy
         )
         await reloader.prepare()
 
@@ -74,16 +76,15 @@ public final class Daemon: Sendable {
         let (listenFD, ownedPath) = try openSocket(activated)
         let watchdog = Systemd.watchdogInterval()
         let server: SocketServer
-        let controller = DaemonController(
+        let controller = FlagService(
             store: store, stacks: reloader.stacks, reload: { await reloader.reload() }, overrides: overrides,
-            changes: changes, metrics: metrics)
+            policy: policy, changes: changes, metrics: metrics)
         do {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
                 handler: controller,
                 limits: ServerLimits(configuration),
-                access: AccessPolicy.make(for: configuration, logger: logger),
                 logger: logger,
                 heartbeat: watchdog.map { (interval: $0 / 2, action: { Systemd.notifyWatchdog() }) }
             )
@@ -110,7 +111,6 @@ public final class Daemon: Sendable {
         }
         Systemd.notifyReady(status: status.line())
         await reloader.use(server: server)
-        if let bus { await reloader.use(bus: bus) }
         if let varlink { await reloader.use(varlink: varlink.server) }
 
         // The timers start after READY=1: the first request (and the HTTP stack's start-up) never delays it.

@@ -28,9 +28,9 @@ actor Reloader: Service {
     private let queue = ReloadQueue<Result<Void, ConfigurationErrors>>()
     private let swaps = AsyncStream.makeStream(of: Swap.self)
     private var server: SocketServer?
-    /// The bus service, whose control calls follow `ControlGroups` as the socket's do.
-    private var bus: BusServer?
     private var varlink: VarlinkServer?
+    /// The policy of every surface's calls, whose `ControlGroups` a reload updates.
+    private let policy: CallPolicy?
     /// Set at shutdown: a reload still queued then changes nothing.
     private var stopped = false
     /// The configuration in effect; the stack keeps the one it was built with (its source keys are the same).
@@ -49,8 +49,10 @@ actor Reloader: Service {
         store: FlagStore,
         stateDirectory: StateDirectory,
         logger: Logger,
-        metrics: DaemonMetrics = DaemonMetrics()
+        metrics: DaemonMetrics = DaemonMetrics(),
+        policy: CallPolicy? = nil
     ) {
+        self.policy = policy
         self.stacks = StackGate(
             ProviderStack(
                 configuration: configuration, environment: environment, store: store,
@@ -69,17 +71,12 @@ actor Reloader: Service {
         await stacks.current.start()
     }
 
-    /// The server whose limits and access policy a reload updates.
+    /// The server whose limits a reload updates.
     func use(server: SocketServer) {
         self.server = server
     }
 
-    /// The bus service whose access policy a reload updates.
-    func use(bus: BusServer) {
-        self.bus = bus
-    }
-
-    /// The Varlink listener, whose limits and access policy a reload updates as the socket's.
+    /// The Varlink listener, whose limits a reload updates as the socket's.
     func use(varlink: VarlinkServer) {
         self.varlink = varlink
     }
@@ -156,10 +153,7 @@ actor Reloader: Service {
         logger.level = new.logLevel
         server?.update(limits: ServerLimits(new))
         varlink?.update(limits: ServerLimits(new))
-        let access = AccessPolicy.make(for: new, logger: logger)
-        server?.update(access: access)
-        bus?.update(access: access)
-        varlink?.update(access: access)
+        policy?.access = AccessPolicy.make(for: new, logger: logger)
         for (key, changed) in [
             ("SocketPath", old.socketPath != new.socketPath), ("SocketMode", old.socketMode != new.socketMode),
             ("StateDirectory", old.stateDirectory != new.stateDirectory),

@@ -4,7 +4,7 @@ import FlagsProtocol
 /// The socket server's counters: requests by method, errors by code, and how long a change takes to reach its
 /// subscribers.
 ///
-/// Owned by the server loop's thread, like the connections: plain integers, no lock, so that counting a `get`
+/// Owned by the event loop's thread, like the connections: plain integers, no lock, so that counting a `get`
 /// costs one add.
 final class ServerMetrics {
     /// Requests the fast scanner answered (`get`, `isEnabled`, `getAll`), counted apart so that the hot path

@@ -10,7 +10,7 @@ import OFREP
 /// computed at once, and a waiting guesser holds a slot that any newcomer may take (`makeRoom` closes the oldest
 /// connection that has not shown the token, and a guess closed before its 401 has taught nothing).
 ///
-/// Owned by the listener's loop thread.
+/// Owned by the event loop's thread.
 struct DelayedRefusals {
     /// 401 answers a second, all clients together.
     static let perSecond = 10.0

@@ -1,7 +1,7 @@
 import OFREP
 import UnixIO
 
-/// One OFREP client connection, owned by the listener's loop thread: its request parser, its unsent answers
+/// One OFREP client connection, owned by the event loop's thread: its request parser, its unsent answers
 /// and its deadline.
 final class OFREPConnection: EngineConnection {
     let fd: Int32

@@ -2,19 +2,22 @@ import FlagsCore
 import OFREP
 import UnixIO
 
-/// The OFREP form of the flags the listener serves, owned by its loop thread: the snapshot comes with each
+/// The OFREP form of the flags the listener serves, owned by the event loop's thread: the snapshot comes with each
 /// change (`ChangeFeed`), and the answer is rebuilt only when the snapshot changed, so the bulk answer is built
 /// once per change and shared by every request.
 ///
-/// Building is bounded by `maximumBulkBytes` (`OFREPFlags`). When the answer it replaces was large, the freed memory
-/// goes back to the system rather than staying in malloc's free lists, so the daemon's size falls back once a
-/// large set of overrides is cleared.
+/// Building is bounded by `maximumBulkBytes` (`OFREPFlags`). When the answer it replaces, or the one it built, was
+/// large, the bytes are reported (`takeReleased`) to the loop's `MemoryReturn`, which gives the freed memory back
+/// to the system rather than leave it in malloc's free lists: the daemon's size falls back once a large set of
+/// overrides is cleared.
 struct OFREPFlagsCache {
     private let maximumBulkBytes: Int
     private let logger: Logger
     /// The flags served: the feed's latest snapshot.
     private var snapshot: FlagSnapshot
     private var cached: (snapshot: FlagSnapshot, flags: OFREPFlags)?
+    /// Bytes of large answers replaced or built since `takeReleased` was last asked.
+    private var released = 0
 
     /// Answers this large or larger give their memory back to the system when replaced.
     static let trimThreshold = 1 << 20
@@ -42,10 +45,15 @@ struct OFREPFlagsCache {
                 "OFREP: the bulk answer is over its limit; bulk requests get 500 until the flags shrink",
                 ["BYTES_AT_LEAST": String(built), "LIMIT": String(maximumBulkBytes)])
         }
-        if previousBytes >= Self.trimThreshold || Self.bulkBytes(flags) >= Self.trimThreshold {
-            ProcessControl.returnFreedMemory()
-        }
+        let large = max(previousBytes, Self.bulkBytes(flags))
+        if large >= Self.trimThreshold { released += large }
         return flags
+    }
+
+    /// The bytes of large answers replaced or built since the last call, for the loop's `MemoryReturn`.
+    mutating func takeReleased() -> Int {
+        defer { released = 0 }
+        return released
     }
 
     private static func bulkBytes(_ flags: OFREPFlags) -> Int {

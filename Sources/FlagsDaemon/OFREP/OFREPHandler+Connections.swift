@@ -63,7 +63,7 @@ extension OFREPHandler {
     func settle(_ connection: OFREPConnection) { flush(connection) }
 
     func closing(_ connection: OFREPConnection) {
-        memoryReturn.closed(leaving: engine.connections.count)
+        engine.loop.memoryReturn.closed(leaving: engine.loop.openConnections)
         if connection.isStream { streamCount -= 1 }
         refusals.forget(connection)
     }

@@ -92,11 +92,16 @@ extension OFREPHandler {
 
     /// The earliest connection deadline or stream rotation, nil for none.
     func nextDeadline() -> UInt64? {
-        var earliest = memoryReturn.deadline ?? .max
+        var earliest = UInt64.max
         if streamCount > 0, let rotation = streams.nextRotation { earliest = min(earliest, rotation) }
         // A waiting 401's turn comes every 1/perSecond s.
         if !refusals.isEmpty { earliest = min(earliest, EngineClock.now() + UInt64(1e9 / DelayedRefusals.perSecond)) }
-        for connection in engine.connections.values { earliest = min(earliest, connection.deadline) }
+        var connectionDeadline = UInt64.max
+        for connection in engine.connections.values {
+            connectionDeadline = min(connectionDeadline, connection.deadline)
+        }
+        earliestConnectionDeadline = connectionDeadline
+        earliest = min(earliest, connectionDeadline)
         return earliest == .max ? nil : earliest
     }
 }

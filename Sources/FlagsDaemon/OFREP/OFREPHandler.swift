@@ -9,7 +9,7 @@ import UnixIO
 /// OFREP over HTTP on the event engine, apart from the line protocol's: its parsing, answers, CORS, and event
 /// streams (OFREPHandler+Streams); one connection's steps are in OFREPHandler+Connections.
 ///
-/// Every answer is computed on the engine's thread from the latest snapshot the store pushed (`ChangeFeed`; no
+/// Every answer is computed on the event loop's thread from the latest snapshot the store pushed (`ChangeFeed`; no
 /// request waits on anything), so a connection is a parser, an output queue and a deadline. Other threads only
 /// ask it to stop, or push a change, through the engine's doorbell. Bounded: `maxConnections` (more get 503 and
 /// are closed), the parser's head and body limits, the idle deadline (a slow or silent client is closed, 408
@@ -37,12 +37,13 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     var acceptedCount: UInt64 = 0
     var streams: OFREPEventStreams
     var streamCount = 0
-    /// Hands memory back after a crowd of connections has gone (as the line socket's).
-    var memoryReturn = MemoryReturn()
     /// Wrong tokens, answered at a bounded rate for all clients together.
     var refusals = DelayedRefusals()
     /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.
     var advertised: (source: EntityTag, channel: String, flags: OFREPFlags)?
+
+    /// The earliest deadline of a connection, as `nextDeadline` last found it.
+    var earliestConnectionDeadline: UInt64 = 0
 
     /// The longest the loop flushes answers at shutdown.
     static let drainTimeout: UInt64 = 1_000_000_000
@@ -93,7 +94,11 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         // The advertised channel's replacement changes the bulk answer too; flags' changes come through `woke`.
         if streamCount > 0, let rotation = streams.nextRotation, now >= rotation { _ = advertisedFlags(now: now) }
         releaseRefusals(now: now)
-        memoryReturn.tick(now: now)
+        let released = flags.takeReleased()
+        if released > 0 { engine.loop.memoryReturn.released(released) }
+        // Every doorbell of the loop ticks this handler: the connections are walked only when one is due (the
+        // earliest deadline as `nextDeadline` last found it; any deadline set since lies further ahead).
+        guard now >= earliestConnectionDeadline else { return }
         for connection in Array(engine.connections.values) where now >= connection.deadline {
             if connection.isStream {
                 beat(connection, now: now)

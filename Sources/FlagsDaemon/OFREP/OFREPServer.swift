@@ -2,7 +2,7 @@ import FlagsCore
 import FoundationEssentials
 import UnixIO
 
-/// The OFREP listener (docs/openfeature.md) as a service: its event engine on a thread of its own.
+/// The OFREP listener (docs/openfeature.md) as a service: its listener on the daemon's event loop.
 final class OFREPServer: Service {
     private let engine: EventEngine<OFREPHandler>
 
@@ -26,10 +26,7 @@ final class OFREPServer: Service {
         let engine = self.engine
         await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                DetachedThread.start(name: "pwflagsd-ofrep") {
-                    engine.run()
-                    done.resume()
-                }
+                engine.start { done.resume() }
             }
         } onCancel: {
             engine.handler.stop()

@@ -103,7 +103,7 @@ extension VarlinkHandler {
     func flush(_ connection: VarlinkConnection) {
         let queued = connection.pendingBytes
         guard engine.send(connection) else { return }
-        if queued >= MemoryReturn.threshold { memoryReturn.released(queued - connection.pendingBytes) }
+        if queued >= MemoryReturn.threshold { engine.loop.memoryReturn.released(queued - connection.pendingBytes) }
         let overrun = limits.isOverrun(
             pending: connection.pendingBytes, flagSetBytes: snapshot.encodedList.count,
             firstMessage: { connection.output.unsentOfFirstMessage(endingWith: VarlinkReply.terminator) })
@@ -115,8 +115,8 @@ extension VarlinkHandler {
     }
 
     func closing(_ connection: VarlinkConnection) {
-        memoryReturn.released(connection.pendingBytes)
-        memoryReturn.closed(leaving: engine.connections.count)
+        engine.loop.memoryReturn.released(connection.pendingBytes)
+        engine.loop.memoryReturn.closed(leaving: engine.loop.openConnections)
         if let listen = connection.listen { router.ended(listen) }
     }
 

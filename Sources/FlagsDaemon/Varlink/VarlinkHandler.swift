@@ -17,7 +17,6 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
     enum Mail: Sendable {
         case completion(VarlinkRouter.Work, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
-        case access(AccessPolicy)
         case shutdown
     }
 
@@ -33,21 +32,20 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
     var snapshot: FlagSnapshot
     var nextConnectionID: UInt64 = 1
     var nextIdleSweep: UInt64
-    var memoryReturn = MemoryReturn()
     var refusedMessages = LogThrottle()
 
     /// The drain allowed at shutdown for calls in flight and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
 
     init(
-        doorbell: Doorbell, store: FlagStore, controller: DaemonController, limits: ServerLimits,
-        access: AccessPolicy, logger: Logger, submit: @escaping @Sendable (VarlinkRouter.Work) -> Void
+        doorbell: Doorbell, store: FlagStore, controller: FlagService, limits: ServerLimits, logger: Logger,
+        submit: @escaping @Sendable (VarlinkRouter.Work) -> Void
     ) {
         self.doorbell = doorbell
         self.limits = limits
         self.logger = logger
         self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
-        self.router = VarlinkRouter(access: access, controller: controller, logger: logger, submit: submit)
+        self.router = VarlinkRouter(controller: controller, logger: logger, submit: submit)
         self.feed = ChangeFeed(store: store, doorbell: doorbell)
         self.snapshot = feed.initial
     }
@@ -71,7 +69,6 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
             switch message {
             case .completion(let work, let result): complete(work, result: result)
             case .limits(let newLimits): limits = newLimits
-            case .access(let newAccess): router.access = newAccess
             case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
             }
         }
@@ -89,11 +86,10 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func nextDeadline() -> UInt64? { min(nextIdleSweep, memoryReturn.deadline ?? .max) }
+    func nextDeadline() -> UInt64? { nextIdleSweep }
 
     func tick() {
         sweepIdleIfDue()
-        memoryReturn.tick(now: EngineClock.now())
     }
 
     /// Writes the reply of a call the async side carried out, then reads the connection's next calls.
@@ -117,7 +113,7 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
     private func apply(_ update: FlagUpdate) {
         guard update.snapshot.revision > snapshot.revision else { return }
         snapshot = update.snapshot
-        guard router.listens > 0 else { return }
+        guard router.listeners.count > 0 else { return }
         let encoded = update.snapshot.encoded
         let expiresAt = update.expiry.json
         var tails = ChangeTails(update) { diff in
@@ -128,10 +124,6 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
                 to: &bytes)
             return bytes
         }
-        for connection in Array(engine.connections.values) {
-            guard let listen = connection.listen, let reply = tails.tail(for: listen.keys) else { continue }
-            connection.output.append(sharing: reply)
-            settle(connection)
-        }
+        _ = router.listeners.fanOut(&tails, to: Array(engine.connections.values), settle: settle)
     }
 }

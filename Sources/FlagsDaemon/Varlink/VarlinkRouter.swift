@@ -3,11 +3,11 @@ import FlagsProtocol
 import UnixIO
 
 /// Turns each Varlink call into its reply: `org.varlink.service`'s introspection, and the methods of
-/// `io.github.pwflagsd.Flags`, each typed and checked as the line protocol's method it carries out (`Call`), with
-/// the line socket's access rules (`AccessPolicy`, `StateWriteRate`).
+/// `io.github.pwflagsd.Flags`, each decoded into the `Call` it carries out and judged by the flag service's policy
+/// (`CallPolicy`), as the line socket's are.
 ///
 /// Reads are answered at once from the loop's snapshot; the methods that may wait leave as `Work` for the async
-/// side (`DaemonController`). Owned by the Varlink engine's thread.
+/// side (`FlagService`). Owned by the event loop's thread.
 final class VarlinkRouter {
     /// A call handed to the async side because it may wait.
     struct Work: Sendable {
@@ -19,25 +19,14 @@ final class VarlinkRouter {
         let perform: @Sendable () async -> Result<any CallResult, RPCError>
     }
 
-    /// `ControlGroups` as last configured.
-    var access: AccessPolicy
-    private let controller: DaemonController
+    private let controller: FlagService
     private let logger: Logger
     private let submit: @Sendable (Work) -> Void
-    private var writeRate = StateWriteRate()
-    private var refusedCalls = LogThrottle()
-    private var refusedWrites = LogThrottle()
     private var badMessages = LogThrottle()
-    /// `Listen` calls streaming now, for `GetStatus`; those to every key and to each chosen key, for `Explain`.
-    private(set) var listens = 0
-    private var everyKeyListens = 0
-    private var keyListens: [FlagKey: Int] = [:]
+    /// `Listen` calls streaming now, for `GetStatus` and `Explain`, and the fan-out of each change to them.
+    private(set) var listeners = Listeners()
 
-    init(
-        access: AccessPolicy, controller: DaemonController, logger: Logger,
-        submit: @escaping @Sendable (Work) -> Void
-    ) {
-        self.access = access
+    init(controller: FlagService, logger: Logger, submit: @escaping @Sendable (Work) -> Void) {
         self.controller = controller
         self.logger = logger
         self.submit = submit
@@ -83,28 +72,8 @@ final class VarlinkRouter {
         } catch {
             return fail(VarlinkError(error, method: call.method))
         }
-        if typed.isControl, !access.mayControl(connection.peer, supplementaryGroups: { connection.supplementaryGroups })
-        {
-            if let count = refusedCalls.record(now: EngineClock.now()) {
-                logger.notice(
-                    "Varlink: refused a control method",
-                    ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)])
-            }
-            return fail(.permissionDenied(call.method))
-        }
-        if StateWriteRate.writesState(typed), !access.isPrivileged(connection.peer) {
-            let now = EngineClock.now()
-            if let refusal = writeRate.refusal(uid: connection.peer.uid, now: Double(now) / 1e9) {
-                if let count = refusedWrites.record(now: now) {
-                    logger.notice(
-                        "Varlink: refused state changes past their rate",
-                        [
-                            "METHOD": call.method, "PEER_UID": String(connection.peer.uid),
-                            "CALLS_REFUSED": String(count),
-                        ])
-                }
-                return fail(VarlinkError(refusal, method: call.method))
-            }
+        if CallPolicy.applies(to: typed), let refusal = controller.policy.refusal(of: typed, from: connection.caller) {
+            return fail(VarlinkError(refusal, method: call.method))
         }
         let controller = self.controller
         switch typed {
@@ -123,21 +92,22 @@ final class VarlinkRouter {
             listen(connection, keys: keys, since: since, limits: limits, snapshot: snapshot, method: call.method)
         case .status:
             guard reply else { return }
-            let status = controller.status(snapshot: snapshot, connections: openConnections, subscriptions: listens)
+            let status = controller.status(
+                snapshot: snapshot, connections: openConnections, subscriptions: listeners.count)
             VarlinkReply.write(status, to: &connection.output.bytes)
         case .explain(let key):
             guard reply else { return }
-            let hearing = everyKeyListens + (keyListens[FlagKey(key)] ?? 0)
+            let hearing = listeners.count(forKey: FlagKey(key))
             let result = controller.explain(key: key, snapshot: snapshot, subscriptions: hearing)
             VarlinkReply.write(result, to: &connection.output.bytes)
         case .refresh:
             hand(connection, call) { await controller.refresh() }
         case .logImpression(let key):
-            hand(connection, call) { await controller.logImpression(key: key) }
+            hand(connection, call) { .success(await controller.logImpression(key: key)) }
         case .setUserId(let requested):
             hand(connection, call) { await controller.setUserId(requested) }
         case .setAppState(let appState):
-            hand(connection, call) { await controller.setAppState(appState) }
+            hand(connection, call) { .success(await controller.setAppState(appState)) }
         default:
             fail(.methodNotFound(call.method))
         }
@@ -179,7 +149,7 @@ final class VarlinkRouter {
         }
         connection.listen = VarlinkConnection.Listen(keys: wanted)
         connection.listenKeyUnits = units
-        track(wanted, 1)
+        listeners.opened(wanted)
         var head: JSONValue = [
             "epoch": .string(snapshot.epoch), "revision": .number(Double(snapshot.revision)),
             "expiresAt": controller.expiresAt(),
@@ -201,19 +171,7 @@ final class VarlinkRouter {
 
     /// A connection whose `Listen` streamed closed.
     func ended(_ listen: VarlinkConnection.Listen) {
-        track(listen.keys, -1)
-    }
-
-    private func track(_ keys: Set<FlagKey>?, _ delta: Int) {
-        listens += delta
-        guard let keys else {
-            everyKeyListens += delta
-            return
-        }
-        for key in keys {
-            let next = (keyListens[key] ?? 0) + delta
-            keyListens[key] = next > 0 ? next : nil
-        }
+        listeners.closed(listen.keys)
     }
 
     /// The `flags` array of `keys` (nil: every flag, the snapshot's shared encoding queued by reference).
@@ -225,12 +183,15 @@ final class VarlinkRouter {
     }
 
     /// Hands a method that may wait to the async side; the connection's later calls wait for its reply.
-    private func hand(
+    private func hand<Answer: CallResult>(
         _ connection: VarlinkConnection, _ call: VarlinkCall,
-        _ perform: @escaping @Sendable () async -> Result<any CallResult, RPCError>
+        _ perform: @escaping @Sendable () async -> Result<Answer, RPCError>
     ) {
         connection.busy = true
-        submit(Work(connection: connection.key, method: call.method, oneway: call.oneway, perform: perform))
+        submit(
+            Work(connection: connection.key, method: call.method, oneway: call.oneway) {
+                await perform().map { $0 as any CallResult }
+            })
     }
 
     /// Logs messages that are not calls at most once a second: a client that has a bug, not an attack to trace.

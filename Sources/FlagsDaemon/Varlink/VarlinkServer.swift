@@ -1,7 +1,7 @@
 import FlagsCore
 import UnixIO
 
-/// The Varlink listener (docs/varlink.md) as a service: its event engine on a thread of its own, and the task
+/// The Varlink listener (docs/varlink.md) as a service: its listener on the daemon's event loop, and the task
 /// group that carries out the calls that may wait.
 ///
 /// Each call's child task ends with the call: a discarding task group keeps nothing of a finished child, so the
@@ -13,8 +13,7 @@ final class VarlinkServer: Service {
 
     /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
     init(
-        listenFD: Int32, store: FlagStore, controller: DaemonController, limits: ServerLimits, access: AccessPolicy,
-        logger: Logger
+        listenFD: Int32, store: FlagStore, controller: FlagService, limits: ServerLimits, logger: Logger
     ) throws(SystemError) {
         // Each connection has at most one call in flight, so the stream is bounded by MaxConnections.
         let (work, workSink) = AsyncStream<VarlinkRouter.Work>.makeStream(bufferingPolicy: .unbounded)
@@ -22,8 +21,8 @@ final class VarlinkServer: Service {
         self.workSink = workSink
         engine = try EventEngine(listenFD: listenFD, logger: logger, logPrefix: "Varlink: ") { doorbell in
             VarlinkHandler(
-                doorbell: doorbell, store: store, controller: controller, limits: limits, access: access,
-                logger: logger, submit: { workSink.yield($0) })
+                doorbell: doorbell, store: store, controller: controller, limits: limits, logger: logger,
+                submit: { workSink.yield($0) })
         }
     }
 
@@ -34,10 +33,11 @@ final class VarlinkServer: Service {
         let loop = engine.handler
         let workSink = self.workSink
         await LoopService.run(
-            thread: "pwflagsd-varlink",
-            loop: {
-                engine.run()
-                workSink.finish()
+            start: { finished in
+                engine.start {
+                    workSink.finish()
+                    finished()
+                }
             },
             work: work,
             perform: { item in loop.post(.completion(item, result: await item.perform())) },
@@ -53,10 +53,5 @@ final class VarlinkServer: Service {
     /// Applies new limits (a reload); connections already open keep their message limit.
     func update(limits: ServerLimits) {
         engine.handler.post(.limits(limits))
-    }
-
-    /// Applies a new `ControlGroups` policy (a reload).
-    func update(access: AccessPolicy) {
-        engine.handler.post(.access(access))
     }
 }

@@ -23,7 +23,9 @@ import UnixIO
         let writer = try SocketSession(socketPath: daemon.socketPath)
         let done = Atomic(false)
         let slowest = Locked(Duration.zero)
+        let finished = DispatchSemaphore(value: 0)
         let thread = Thread {
+            defer { finished.signal() }
             guard let reader = try? SocketSession(socketPath: path) else { return }
             let clock = ContinuousClock()
             while !done.load(ordering: .relaxed) {
@@ -54,7 +56,8 @@ import UnixIO
         // A small override still fits after one large one is cleared.
         #expect(try writer.result("clearOverride", ["key": "large_0"]) == ["cleared": ["large_0"]])
         #expect(try writer.call("setOverride", Self.large(99))?["error"] == nil)
-        Thread.sleep(forTimeInterval: 0.05)
+        // The reader's last `get` is counted once its loop has ended.
+        #expect(finished.wait(timeout: .now() + 10) == .success, "the reader never ended")
         let worst = slowest.withLock { $0 }
         #expect(worst < .milliseconds(150), "a get waited \(worst)")
     }

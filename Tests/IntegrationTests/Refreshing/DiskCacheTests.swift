@@ -49,10 +49,11 @@ import Testing
         let server = try PushwooshRig.server()
         // Written with a long CacheMaxAge, so that the first daemon keeps it; the restart uses a short one.
         let directory = try await cacheFirst(server)
-        let stopped = ContinuousClock.now
-        try #require(FileManager.default.fileExists(atPath: directory.file("state/flags-cache.json")))
-        // The rule is about age itself: let the short CacheMaxAge pass (the fetch was before the stop).
-        try await Task.sleep(until: stopped + .milliseconds(1100))
+        let cachePath = directory.file("state/flags-cache.json")
+        try #require(FileManager.default.fileExists(atPath: cachePath))
+        // The rule is about age itself: the cache is made two seconds older, on both of its clocks, than the
+        // first daemon wrote it, past the second daemon's CacheMaxAge of one second.
+        try CacheFile.age(cachePath, by: 2)
         server.setDefaultReply(.hang, for: "getFeatureFlags")
         let second = try Fixtures.daemon(server, featureFlags: ["CacheMaxAge": "1s"], directory: directory)
         defer {

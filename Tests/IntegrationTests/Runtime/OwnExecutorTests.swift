@@ -20,8 +20,7 @@ import Testing
     /// The threads the daemon starts, by the names it gives them (docs/architecture.md, Threads); the main thread
     /// keeps the process's name.
     static let daemonThreads: Set<String> = [
-        "pwflagsd-pool", "pwflagsd-socket", "pwflagsd-watch", "pwflagsd-ofrep", "pwflagsd-bus", "pwflagsd-curl",
-        "pwflagsd-notify",
+        "pwflagsd-pool", "pwflagsd-loop", "pwflagsd-curl", "pwflagsd-notify",
     ]
 
     /// The threads of `pid`: their ids and names (`/proc/PID/task/TID/comm`).

@@ -31,6 +31,18 @@ struct CacheFile {
         return CacheFile(applicationCode: code, userId: user, fetchedAt: fetchedAt, flags: flags)
     }
 
+    /// Makes the cache at `path` `seconds` older, on both of its clocks (`fetchedAt`, and `bootTime` when it
+    /// has one): a cache as a daemon wrote it that long ago, without waiting that long.
+    static func age(_ path: String, by seconds: Double) throws {
+        guard let data = FileManager.default.contents(atPath: path),
+            var members = try JSONValue(parsing: [UInt8](data)).objectValue
+        else { throw Corrupt(description: "no cache object at \(path)") }
+        for name in ["fetchedAt", "bootTime"] {
+            if let value = members[name]?.numberValue { members[name] = .number(value - seconds) }
+        }
+        try Data(JSONValue.object(members).serialized().utf8).write(to: URL(fileURLWithPath: path))
+    }
+
     /// The `n` property of the flag `gen`: the generation the crash test wrote.
     var generation: Int? {
         flags.first { $0["key"]?.stringValue == "gen" }?["properties"]?["n"]?.integerValue

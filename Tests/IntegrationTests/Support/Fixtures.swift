@@ -28,7 +28,8 @@ enum Fixtures {
         pushwoosh: [String: String] = [:],
         applicationCode: String = "ABCDE-12345",
         serverURL: String? = nil,
-        directory: TemporaryDirectory? = nil
+        directory: TemporaryDirectory? = nil,
+        environment: [String: String] = [:]
     ) throws -> DaemonProcess {
         let config = PushwooshConfig.text(
             serverURL: serverURL ?? server.baseURL.absoluteString,
@@ -36,7 +37,7 @@ enum Fixtures {
             pushwoosh: pushwoosh,
             featureFlags: featureFlags
         )
-        return try DaemonProcess(config: config, directory: directory)
+        return try DaemonProcess(config: config, directory: directory, environment: environment)
     }
 
     /// Waits until `get(key)` returns a flag.

@@ -25,13 +25,14 @@ struct PushwooshRig {
         pushwoosh: [String: String] = [:],
         applicationCode: String = "ABCDE-12345",
         directory: TemporaryDirectory? = nil,
+        environment: [String: String] = [:],
         replies: (FakePushwooshServer) -> Void = Self.checkoutReplies
     ) throws -> PushwooshRig {
         try start(
             daemon: {
                 try Fixtures.daemon(
                     $0, featureFlags: featureFlags, pushwoosh: pushwoosh, applicationCode: applicationCode,
-                    directory: directory)
+                    directory: directory, environment: environment)
             },
             replies: replies)
     }

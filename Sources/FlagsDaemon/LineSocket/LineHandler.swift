@@ -2,12 +2,12 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// The line protocol on the event engine: the inbox, answers from the async side, the flags' changes (`ChangeFeed`), and the steps
-/// of one connection (LineHandler+Connections).
+/// The line protocol on its event engine: the inbox, answers from the async side, the flags' changes
+/// (`ChangeFeed`), and the steps of one connection (LineHandler+Connections).
 ///
 /// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
-/// engine's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked inbox and
-/// the engine's doorbell. The jobs around it have their own types, owned by that thread too: `Connection`
+/// event loop's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked inbox
+/// and the loop's doorbell. The jobs around it have their own types, owned by that thread too: `Connection`
 /// (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen` and fan-out).
 ///
 /// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Locked` inbox and the doorbell.
@@ -18,7 +18,6 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
         case completion(connection: ConnectionKey, requestID: RequestID?, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
-        case access(AccessPolicy)
         case shutdown
     }
 
@@ -40,8 +39,6 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     var nextConnectionID: UInt64 = 1
     /// When `sweepIdleIfDue` next closes the connections idle since the sweep before (monotonic nanoseconds).
     var nextIdleSweep: UInt64
-    /// Hands memory back after large output drained or was dropped.
-    var memoryReturn = MemoryReturn()
 
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
@@ -49,9 +46,8 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     init(
         doorbell: Doorbell,
         store: FlagStore,
-        controller: DaemonController,
+        controller: FlagService,
         limits: ServerLimits,
-        access: AccessPolicy,
         logger: Logger,
         submit: @escaping @Sendable (RequestRouter.Work) -> Void
     ) {
@@ -64,8 +60,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         self.propagation = PropagationTracker(metrics: metrics)
         self.subscriptions = SubscriptionTable(metrics: metrics)
         self.router = RequestRouter(
-            access: access, controller: controller, subscriptions: subscriptions, logger: logger, metrics: metrics,
-            submit: submit)
+            controller: controller, subscriptions: subscriptions, metrics: metrics, submit: submit)
         self.feed = ChangeFeed(store: store, doorbell: doorbell)
         self.snapshot = feed.initial
     }
@@ -93,7 +88,6 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
             case .completion(let key, let requestID, let result):
                 complete(key, requestID: requestID, result: result)
             case .limits(let newLimits): limits = newLimits
-            case .access(let newAccess): router.access = newAccess
             case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
             }
         }
@@ -120,11 +114,10 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func nextDeadline() -> UInt64? { min(nextIdleSweep, memoryReturn.deadline ?? .max) }
+    func nextDeadline() -> UInt64? { nextIdleSweep }
 
     func tick() {
         sweepIdleIfDue()
-        memoryReturn.tick(now: EngineClock.now())
     }
 
     // MARK: Answers from the async side, changes of the flag set

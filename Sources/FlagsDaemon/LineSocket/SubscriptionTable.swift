@@ -4,36 +4,23 @@ import FlagsProtocol
 /// The `listen` subscriptions of every connection: creating and ending them within their limits, and telling
 /// them of changes (R9).
 ///
-/// Owned by the server loop's thread. Each connection keeps its own subscriptions (they end with it); the table
-/// hands out the ids and counts them all for `status`.
+/// Owned by the loop's thread. Each connection keeps its own subscriptions (they end with it); the table hands
+/// out the ids and counts them all (`Listeners`) for `status` and `explain`.
 final class SubscriptionTable {
-    /// Subscriptions open on every connection, for `status`.
-    private(set) var count = 0
+    private var listeners = Listeners()
     private var nextID = 1
-    /// Subscriptions to every key, and to each chosen key, for `explain`; kept as subscriptions come and go so
-    /// that a question about one key does not walk every connection.
-    private var everyKeyCount = 0
-    private var keyCounts: [FlagKey: Int] = [:]
     private let metrics: ServerMetrics
 
     init(metrics: ServerMetrics = ServerMetrics()) {
         self.metrics = metrics
     }
 
+    /// Subscriptions open on every connection, for `status`.
+    var count: Int { listeners.count }
+
     /// The subscriptions that hear of changes of `key`: those to every key and those that chose it.
     func count(forKey key: String) -> Int {
-        everyKeyCount + (keyCounts[FlagKey(key)] ?? 0)
-    }
-
-    private func track(_ keys: Set<FlagKey>?, _ delta: Int) {
-        guard let keys else {
-            everyKeyCount += delta
-            return
-        }
-        for key in keys {
-            let next = (keyCounts[key] ?? 0) + delta
-            keyCounts[key] = next > 0 ? next : nil
-        }
+        listeners.count(forKey: FlagKey(key))
     }
 
     /// Opens a subscription to `keys` (nil: every key) and answers with the listing, or refuses it past
@@ -71,8 +58,7 @@ final class SubscriptionTable {
         nextID += 1
         connection.subscriptions.append((subscription, wanted))
         connection.listenKeyUnits += units
-        count += 1
-        track(wanted, 1)
+        listeners.opened(wanted)
         guard let requestID else { return }
         connection.writeListing(
             id: requestID, subscription: (subscription, expiresAt()), keys: wanted, snapshot: snapshot,
@@ -90,19 +76,18 @@ final class SubscriptionTable {
         }
         let removed = connection.subscriptions.remove(at: index)
         connection.listenKeyUnits -= ListenKeyCost.units(of: removed.keys)
-        count -= 1
-        track(removed.keys, -1)
+        listeners.closed(removed.keys)
         if let id = requestID { Message.writeResult(id: id, result: EmptyResult(), to: &connection.output.bytes) }
     }
 
     /// Forgets the subscriptions of a connection that closed.
     func remove(_ connection: Connection) {
-        count -= connection.subscriptions.count
-        for subscription in connection.subscriptions { track(subscription.keys, -1) }
+        for subscription in connection.subscriptions { listeners.closed(subscription.keys) }
     }
 
     /// Queues a `flagsChanged` notification on every subscription whose keys `update` touches (R9), in one pass
-    /// over the connections, with the update's epoch, revision and expiry; `settle` runs once for each connection that has subscriptions.
+    /// over the connections (`Listeners.fanOut`), with the update's epoch, revision and expiry; `settle` runs
+    /// once for each connection that has subscriptions.
     ///
     /// The part of the notification after the subscription id is encoded once for all the subscriptions of the
     /// same keys (every key, or the same chosen ones) and shared by reference (`ChangeTails`). Returns the
@@ -111,8 +96,7 @@ final class SubscriptionTable {
     func fanOut(
         _ update: FlagUpdate, to connections: [Connection], settle: (Connection) -> Void
     ) -> [Connection] {
-        guard count > 0 else { return [] }
-        var notified: [Connection] = []
+        guard listeners.count > 0 else { return [] }
         // The update's own: read anywhere else, it could belong to a later change than this one.
         let expiresAt = update.expiry.json
         let encoded = update.snapshot.encoded
@@ -125,17 +109,17 @@ final class SubscriptionTable {
                 expiresAt: expiresAt
             )
         }
-        for connection in connections where !connection.subscriptions.isEmpty {
-            var queued = false
-            for subscription in connection.subscriptions {
-                guard let tail = tails.tail(for: subscription.keys) else { continue }
-                queued = true
-                FlagsChanged.writePrefix(subscription: subscription.id, to: &connection.output.bytes)
-                connection.output.append(sharing: tail)
-            }
-            if queued { notified.append(connection) }
-            settle(connection)
-        }
-        return notified
+        return listeners.fanOut(&tails, to: connections, settle: settle)
+    }
+}
+
+extension Connection: ChangeListener {
+    var listenCount: Int { subscriptions.count }
+
+    func listenKeys(at index: Int) -> Set<FlagKey>? { subscriptions[index].keys }
+
+    func queue(_ body: ByteChunk, forListen index: Int) {
+        FlagsChanged.writePrefix(subscription: subscriptions[index].id, to: &output.bytes)
+        output.append(sharing: body)
     }
 }

@@ -3,7 +3,7 @@
 ///
 /// A notification that a client's socket did not take at once waits in the connection's output; the change
 /// counts as propagated when every connection it was queued on has written all its output (or closed). Owned by
-/// the server loop's thread.
+/// the event loop's thread.
 final class PropagationTracker {
     private struct Wait {
         let madeAt: UInt64

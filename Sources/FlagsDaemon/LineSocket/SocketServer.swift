@@ -2,8 +2,8 @@ import FlagsProtocol
 import FoundationEssentials
 import UnixIO
 
-/// The local socket server (docs/protocol.md): an epoll loop on its own thread for the socket, and a task group
-/// for requests that may wait.
+/// The local socket server (docs/protocol.md): its listener on the daemon's event loop, and a task group for
+/// requests that may wait.
 final class SocketServer: Service {
     private let engine: EventEngine<LineHandler>
     private let work: AsyncStream<RequestRouter.Work>
@@ -13,9 +13,8 @@ final class SocketServer: Service {
     init(
         listenFD: Int32,
         store: FlagStore,
-        handler: DaemonController,
+        handler: FlagService,
         limits: ServerLimits,
-        access: AccessPolicy,
         logger: Logger,
         heartbeat: (interval: Duration, action: @Sendable () -> Void)? = nil
     ) throws(SystemError) {
@@ -28,7 +27,7 @@ final class SocketServer: Service {
             heartbeat: heartbeat.map { .init(interval: $0.interval, action: $0.action) }
         ) { doorbell in
             LineHandler(
-                doorbell: doorbell, store: store, controller: handler, limits: limits, access: access, logger: logger,
+                doorbell: doorbell, store: store, controller: handler, limits: limits, logger: logger,
                 submit: { workSink.yield($0) })
         }
     }
@@ -39,10 +38,11 @@ final class SocketServer: Service {
         let loop = engine.handler
         let workSink = self.workSink
         await LoopService.run(
-            thread: "pwflagsd-socket",
-            loop: {
-                engine.run()
-                workSink.finish()
+            start: { finished in
+                engine.start {
+                    workSink.finish()
+                    finished()
+                }
             },
             work: work,
             perform: { item in
@@ -67,10 +67,5 @@ final class SocketServer: Service {
         await withCheckedContinuation { done in
             engine.handler.post(.metrics(format, reply: { done.resume(returning: $0) }))
         }
-    }
-
-    /// Applies a new `ControlGroups` policy (a reload).
-    func update(access: AccessPolicy) {
-        engine.handler.post(.access(access))
     }
 }

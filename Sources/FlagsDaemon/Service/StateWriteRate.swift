@@ -8,9 +8,9 @@ import FlagsProtocol
 /// journal rate limit that then dropped other services' lines. Each peer user has a bucket of `burst` calls,
 /// refilled at `perSecond`; past it a call is refused with -32004 and changes nothing, so the last change
 /// answered is the one on disk. Root and the daemon's user, who may do anything to the device anyway, are not
-/// counted (the router asks `AccessPolicy.isPrivileged` first).
+/// counted (`CallPolicy` asks `AccessPolicy.isPrivileged` first).
 ///
-/// Owned by the server loop's thread.
+/// Kept by `CallPolicy`, under its lock: one bucket per user whichever surface the calls come through.
 struct StateWriteRate {
     static let perSecond = 5.0
     static let burst = 20.0

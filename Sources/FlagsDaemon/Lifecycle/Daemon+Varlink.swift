@@ -10,7 +10,7 @@ extension Daemon {
     /// `[Varlink] SocketPath=`; nil when neither is there, or when the socket cannot be opened (then the daemon
     /// logs why and serves without Varlink, as it does without OFREP).
     func makeVarlinkServer(
-        configuration: Configuration, store: FlagStore, controller: DaemonController, activated: [Int32],
+        configuration: Configuration, store: FlagStore, controller: FlagService, activated: [Int32],
         logger: Logger
     ) -> (server: VarlinkServer, ownedPath: String?)? {
         let fd: Int32
@@ -49,7 +49,7 @@ extension Daemon {
         do {
             let server = try VarlinkServer(
                 listenFD: fd, store: store, controller: controller, limits: ServerLimits(configuration),
-                access: AccessPolicy.make(for: configuration, logger: logger), logger: logger)
+                logger: logger)
             logger.notice("Varlink listening", ["SOCKET": ownedPath ?? "(socket activation)"])
             return (server, ownedPath)
         } catch {

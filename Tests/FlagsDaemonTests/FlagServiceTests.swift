@@ -8,14 +8,14 @@ import UnixIO
 
 /// The control calls carried out on the stack in effect, with their answers and errors as the wire carries them,
 /// on a local flags file in the test process.
-@Suite(.hangLimit) struct DaemonControllerTests {
+@Suite(.hangLimit) struct FlagServiceTests {
     static let other = #"{"flags":[{"key":"c","enabled":true,"rule_id":"r3"}]}"#
 
     @Test func reloadAnswersEmptyOrEveryProblemAsInvalidParams() async throws {
         let rig = try LocalStackRig()
         defer { rig.remove() }
         let succeeding = rig.controller(reload: { .success(()) })
-        #expect(try (await succeeding.reload()).get() is EmptyResult)
+        #expect((try? await succeeding.reload().get()) != nil)
         let problems = ConfigurationErrors([
             ConfigurationProblem(file: "/etc/pwflagsd.conf", line: 3, message: "unknown key Foo"),
             ConfigurationProblem(file: "/etc/pwflagsd.conf", line: 7, message: "bad duration"),
@@ -35,24 +35,24 @@ import UnixIO
         await rig.start()
         let controller = rig.controller()
         try rig.directory.write("flags.json", Self.other)
-        let listing = try #require(try (await controller.refresh()).get() as? FlagListing)
+        let listing = try await controller.refresh().get()
         #expect(listing.flags.map(\.key) == ["c"])
         #expect(listing.revision == rig.store.current.revision)
         #expect(rig.servedKeys == ["c"])
     }
 
-    @Test func controlCallsAnswerWithTheirOwnResultTypes() async throws {
+    @Test func controlCallsAnswerWithTheirOwnResults() async throws {
         let rig = try LocalStackRig()
         defer { rig.remove() }
         await rig.start()
         let controller = rig.controller()
-        let user = try #require(try (await controller.setUserId("alice")).get() as? SetUserIdResult)
+        let user = try await controller.setUserId("alice").get()
         #expect(user.userId == "alice")
         #expect(rig.stacks.current.refresher.status.withLock(\.userId) == "alice")
-        #expect(try (await controller.setAppState(.foreground)).get() is SetAppStateResult)
-        #expect(try (await controller.pushRegistered()).get() is PushRegisteredResult)
-        let impression = try #require(try (await controller.logImpression(key: "nope")).get() as? LogImpressionResult)
-        #expect(impression == .noFlag)
+        // The local file has no sessions to start and no push registration to refresh on.
+        #expect(await controller.setAppState(.foreground).sessionStarted == false)
+        #expect(await controller.pushRegistered().refreshStarted == false)
+        #expect(await controller.logImpression(key: "nope") == .noFlag)
     }
 
     @Test func aCallDuringASwapGoesToTheStackThatServesAfterIt() async throws {
@@ -68,7 +68,7 @@ import UnixIO
         let next = rig.stack(LocalStackRig.configuration(file: rig.directory.file("other.json")))
         await next.start()
         rig.stacks.open(with: next)
-        let listing = try #require(try (await answer).get() as? FlagListing)
+        let listing = try await answer.get()
         #expect(listing.flags.map(\.key) == ["c"])
     }
 

@@ -76,7 +76,7 @@ extension LineHandler {
                 connection.closeAfterFlush = true
                 logger.warning(
                     "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
-            case .line(let line):
+            case .message(let line):
                 router.route(
                     line, on: connection, snapshot: snapshot, limits: limits,
                     openConnections: engine.connections.count)
@@ -109,7 +109,7 @@ extension LineHandler {
     func flush(_ connection: Connection) {
         let queued = connection.pendingBytes
         guard engine.send(connection) else { return }
-        if queued >= MemoryReturn.threshold { memoryReturn.released(queued - connection.pendingBytes) }
+        if queued >= MemoryReturn.threshold { engine.loop.memoryReturn.released(queued - connection.pendingBytes) }
         if !propagation.isIdle, connection.pendingBytes == 0 {
             propagation.written(connection.id, now: EngineClock.now())
         }
@@ -125,8 +125,8 @@ extension LineHandler {
     }
 
     func closing(_ connection: Connection) {
-        memoryReturn.released(connection.pendingBytes)
-        memoryReturn.closed(leaving: engine.connections.count)
+        engine.loop.memoryReturn.released(connection.pendingBytes)
+        engine.loop.memoryReturn.closed(leaving: engine.loop.openConnections)
         subscriptions.remove(connection)
         if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }

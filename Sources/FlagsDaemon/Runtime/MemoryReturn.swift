@@ -18,7 +18,7 @@ import UnixIO
 /// loop looks at how much freed memory malloc holds, and a trim is due when that grew by `freedGrowth` since the
 /// last trim. A bus-only burst is given back as a socket burst is.
 ///
-/// Owned by its loop's thread.
+/// Owned by the event loop (`EventLoop`): one for the whole daemon.
 struct MemoryReturn {
     /// Output released at once (a connection's queue dropped or drained) that makes a trim worth its cost.
     static let threshold = 256 << 10

@@ -2,12 +2,12 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// Turns each request line into its answer: decodes it once (the fast scanner, else the general decoder),
-/// checks access, and switches on the `Call` once.
+/// The line protocol's codec: decodes each request line once (the fast scanner, else the general decoder) into
+/// a `Call`, asks the flag service's policy whether the peer may make it, and switches on the `Call` once.
 ///
 /// Reads of the flag set are answered at once from the loop's snapshot; the methods that may wait (the network,
-/// the disk) leave as `Work` for the async side, which carries them out through `DaemonController`. Owned by the
-/// server loop's thread, as the connections are.
+/// the disk) leave as `Work` for the async side, which carries them out through `FlagService`. Owned by the
+/// event loop's thread, as the connections are.
 final class RequestRouter {
     /// A request handed to the async side because it may wait.
     struct Work: Sendable {
@@ -17,27 +17,19 @@ final class RequestRouter {
         let perform: @Sendable () async -> Result<any CallResult, RPCError>
     }
 
-    /// `ControlGroups` as last configured.
-    var access: AccessPolicy
-    private let controller: DaemonController
+    private let controller: FlagService
     private let subscriptions: SubscriptionTable
-    private let logger: Logger
     /// Requests and errors, counted on this thread.
     let metrics: ServerMetrics
     private let submit: @Sendable (Work) -> Void
-    private var refusedCalls = LogThrottle()
-    private var writeRate = StateWriteRate()
-    private var refusedWrites = LogThrottle()
 
     init(
-        access: AccessPolicy, controller: DaemonController, subscriptions: SubscriptionTable, logger: Logger,
-        metrics: ServerMetrics = ServerMetrics(), submit: @escaping @Sendable (Work) -> Void
+        controller: FlagService, subscriptions: SubscriptionTable, metrics: ServerMetrics = ServerMetrics(),
+        submit: @escaping @Sendable (Work) -> Void
     ) {
         self.metrics = metrics
-        self.access = access
         self.controller = controller
         self.subscriptions = subscriptions
-        self.logger = logger
         self.submit = submit
     }
 
@@ -78,23 +70,7 @@ final class RequestRouter {
         case .get, .isEnabled: break
         default: metrics.request(call)
         }
-        if let refusal = permissionError(for: call, on: connection) {
-            noteRefusedCall(call, on: connection)
-            if let id = requestID {
-                metrics.error(refusal)
-                Message.writeError(id: id, error: refusal, to: &connection.output.bytes)
-            }
-            return
-        }
-        if StateWriteRate.writesState(call), !access.isPrivileged(connection.peer),
-            let now = Optional(EngineClock.now()),
-            let refusal = writeRate.refusal(uid: connection.peer.uid, now: Double(now) / 1e9)
-        {
-            if let count = refusedWrites.record(now: now) {
-                logger.notice(
-                    "refused state changes past their rate",
-                    ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)])
-            }
+        if CallPolicy.applies(to: call), let refusal = controller.policy.refusal(of: call, from: connection.caller) {
             if let id = requestID {
                 metrics.error(refusal)
                 Message.writeError(id: id, error: refusal, to: &connection.output.bytes)
@@ -126,13 +102,13 @@ final class RequestRouter {
         case .refresh:
             hand(connection, requestID) { await controller.refresh() }
         case .logImpression(let key):
-            hand(connection, requestID) { await controller.logImpression(key: key) }
+            hand(connection, requestID) { .success(await controller.logImpression(key: key)) }
         case .setUserId(let requested):
             hand(connection, requestID) { await controller.setUserId(requested) }
         case .setAppState(let appState):
-            hand(connection, requestID) { await controller.setAppState(appState) }
+            hand(connection, requestID) { .success(await controller.setAppState(appState)) }
         case .pushRegistered:
-            hand(connection, requestID) { await controller.pushRegistered() }
+            hand(connection, requestID) { .success(await controller.pushRegistered()) }
         case .reload:
             hand(connection, requestID) { await controller.reload() }
         case .explain(let key):
@@ -179,29 +155,14 @@ final class RequestRouter {
     }
 
     /// Hands a method that may wait to the async side; the connection's later lines wait for its answer.
-    private func hand(
+    private func hand<Answer: CallResult>(
         _ connection: Connection, _ requestID: RequestID?,
-        _ perform: @escaping @Sendable () async -> Result<any CallResult, RPCError>
+        _ perform: @escaping @Sendable () async -> Result<Answer, RPCError>
     ) {
         connection.busy = true
-        submit(Work(connection: connection.key, requestID: requestID?.detached, perform: perform))
-    }
-
-    private func permissionError(for call: Call, on connection: Connection) -> RPCError? {
-        if case .reload = call {
-            return access.isPrivileged(connection.peer) ? nil : .notPermitted(call.method, privileged: true)
-        }
-        guard call.isControl else { return nil }
-        let allowed = access.mayControl(connection.peer) { connection.supplementaryGroups }
-        return allowed ? nil : .notPermitted(call.method)
-    }
-
-    /// Logs refused control calls (-32001) at most once a second, as refused connections are.
-    private func noteRefusedCall(_ call: Call, on connection: Connection) {
-        guard let count = refusedCalls.record(now: EngineClock.now()) else { return }
-        logger.notice(
-            "refused a control method",
-            ["METHOD": call.method, "PEER_UID": String(connection.peer.uid), "CALLS_REFUSED": String(count)]
-        )
+        submit(
+            Work(connection: connection.key, requestID: requestID?.detached) {
+                await perform().map { $0 as any CallResult }
+            })
     }
 }

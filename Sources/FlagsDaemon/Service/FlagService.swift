@@ -3,11 +3,14 @@ import FlagsProtocol
 import FoundationEssentials
 import UnixIO
 
-/// The daemon's side of the requests: carries out the methods that may wait (the network, the disk) on the
-/// stack in effect, and knows what `status` reports beyond the server's own counts.
+/// The flag service every surface calls: who may call what (`policy`), the methods that may wait (the network,
+/// the disk) carried out on the stack in effect, and what `status`, `explain` and `metrics` report beyond a
+/// surface's own counts.
 ///
-/// `RequestRouter` decides which method runs; one method here per control call, called from the async side.
-final class DaemonController: Sendable {
+/// Each method answers with its typed result; the surfaces are codecs that turn it into their bytes (the line
+/// socket and Varlink write it as JSON, the bus as a message). One method here per control call, called from
+/// the async side.
+final class FlagService: Sendable {
     private let store: FlagStore
     /// The stack in effect, and the gate control calls wait at while a reload swaps it.
     private let stacks: StackGate
@@ -21,13 +24,17 @@ final class DaemonController: Sendable {
     let overrides: LocalOverrides
     /// Where the daemon stands on its bus, as the bus thread last said (nil: `Bus=no`).
     let busStatus = Locked<StatusResult.Bus?>(nil)
+    /// Who may call what, and how often, on every surface.
+    let policy: CallPolicy
 
     /// `changes` should observe the store from its start; without it, one begins observing now.
     init(
         store: FlagStore, stacks: StackGate, reload: @escaping @Sendable () async -> Result<Void, ConfigurationErrors>,
-        overrides: LocalOverrides, changes: FlagChangeLog? = nil, metrics: DaemonMetrics = DaemonMetrics()
+        overrides: LocalOverrides, policy: CallPolicy, changes: FlagChangeLog? = nil,
+        metrics: DaemonMetrics = DaemonMetrics()
     ) {
         self.store = store
+        self.policy = policy
         self.stacks = stacks
         self.reloadConfiguration = reload
         self.overrides = overrides
@@ -69,7 +76,7 @@ final class DaemonController: Sendable {
     func expiresAt() -> JSONValue { store.expiry.json }
 
     /// `refresh`: fetches now and answers with the flags in effect after it.
-    func refresh() async -> Result<any CallResult, RPCError> {
+    func refresh() async -> Result<FlagListing, RPCError> {
         switch await onActiveStack({ await $0.refresher.refresh() }) {
         case .success(let fromNetwork):
             let snapshot = store.current
@@ -82,7 +89,7 @@ final class DaemonController: Sendable {
         }
     }
 
-    func setUserId(_ requested: String) async -> Result<any CallResult, RPCError> {
+    func setUserId(_ requested: String) async -> Result<SetUserIdResult, RPCError> {
         let (changed, heldUntil) = await onActiveStack { stack in
             let changed = await stack.refresher.setUserId(requested)
             // F3: the new user's request waits for Pushwoosh's Retry-After; the reply says until when.
@@ -95,26 +102,26 @@ final class DaemonController: Sendable {
         }
     }
 
-    func setAppState(_ appState: Call.AppState) async -> Result<any CallResult, RPCError> {
+    func setAppState(_ appState: Call.AppState) async -> SetAppStateResult {
         let started = await onActiveStack { await $0.refresher.setAppState(foreground: appState == .foreground) }
-        return .success(SetAppStateResult(sessionStarted: started))
+        return SetAppStateResult(sessionStarted: started)
     }
 
-    func pushRegistered() async -> Result<any CallResult, RPCError> {
+    func pushRegistered() async -> PushRegisteredResult {
         let started = await onActiveStack { await $0.refresher.pushRegistered() }
-        return .success(PushRegisteredResult(refreshStarted: started))
+        return PushRegisteredResult(refreshStarted: started)
     }
 
-    func logImpression(key: String) async -> Result<any CallResult, RPCError> {
+    func logImpression(key: String) async -> LogImpressionResult {
         // An impression that was sent (or found a repeat) before a reload stays answered by the old stack.
         let outcome = await onActiveStack(
             { await $0.impressions.logImpression(key: key) },
             again: { if case .failed = $0 { true } else { false } })
         metrics.impression(outcome.result.outcome)
-        return .success(outcome.result)
+        return outcome.result
     }
 
-    func reload() async -> Result<any CallResult, RPCError> {
+    func reload() async -> Result<EmptyResult, RPCError> {
         switch await reloadConfiguration() {
         case .success: return .success(EmptyResult())
         case .failure(let errors):

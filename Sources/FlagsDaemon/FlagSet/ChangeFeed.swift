@@ -1,7 +1,7 @@
 import UnixIO
 
 /// The one way a change of the flags reaches a listener (the line protocol's, OFREP's): the store's observer
-/// puts the update in the feed and rings the listener's doorbell; the listener's loop takes the updates, in
+/// puts the update in the feed and rings the loop's doorbell; the listener takes the updates on the loop, in
 /// revision order, when it wakes, and works from the snapshot each one carries. No listener reads the store.
 final class ChangeFeed: Sendable {
     /// One change, and when the store made it (`EngineClock`), from which its propagation is measured.
@@ -12,7 +12,7 @@ final class ChangeFeed: Sendable {
 
     private struct State {
         var changes: [Change] = []
-        /// Set when the listener's loop has ended: nothing more is kept for it.
+        /// Set when the listener has ended: nothing more is kept for it.
         var closed = false
     }
 
@@ -39,7 +39,7 @@ final class ChangeFeed: Sendable {
         close()
     }
 
-    /// The changes since the last call, oldest first; on the listener's loop thread, when its doorbell rang.
+    /// The changes since the last call, oldest first; on the event loop's thread, when its doorbell rang.
     func take() -> [Change] {
         state.withLock { state in
             defer { state.changes.removeAll(keepingCapacity: true) }
@@ -47,7 +47,7 @@ final class ChangeFeed: Sendable {
         }
     }
 
-    /// The listener's loop ended: later changes are dropped, not kept for a loop that no longer takes them.
+    /// The listener ended: later changes are dropped, not kept for a listener that no longer takes them.
     func close() {
         state.withLock { state in
             state.closed = true

@@ -6,11 +6,11 @@ extension Daemon {
     /// doorbell (then it logs why and serves the socket alone). Reaching the bus itself happens later, on the
     /// bus thread: a bus that is missing now is waited for, never a reason not to start.
     func makeBusServer(
-        configuration: Configuration, store: FlagStore, controller: DaemonController, socketPath: String?,
+        configuration: Configuration, store: FlagStore, controller: FlagService, socketPath: String?,
         statusLine: @escaping @Sendable () -> String, logger: Logger
     ) -> BusServer? {
         guard let bus = configuration.bus else { return nil }
-        let access = BusAccess(socketPath: socketPath, control: AccessPolicy.make(for: configuration, logger: logger))
+        let access = BusAccess(socketPath: socketPath, policy: controller.policy)
         do {
             return try BusServer(
                 kind: bus, name: configuration.busName, store: store,

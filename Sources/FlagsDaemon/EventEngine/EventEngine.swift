@@ -27,7 +27,6 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
     }
 
     let loop: EventLoop
-    let doorbell: Doorbell
     let gate: AcceptGate
     let handler: Handler
     let logger: Logger
@@ -69,7 +68,6 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
             throw error
         }
         self.loop = loop
-        self.doorbell = loop.doorbell
         self.logger = logger
         self.logPrefix = logPrefix
         self.heartbeat = heartbeat

@@ -89,3 +89,23 @@ class FramedConnection: IdentifiedConnection {
         return events
     }
 }
+
+extension EventEngine where Handler.Connection: FramedConnection {
+    /// Closes the connections idle since the last call: nothing received, no call in flight, no output owed, no
+    /// message held back, and not `listening`; then starts counting again. Returns how many it closed. A
+    /// handler calls it once per `IdleConnectionTimeout`, so a connection goes between once and twice the
+    /// timeout after its last byte.
+    func closeIdleConnections(listening: (Connection) -> Bool) -> Int {
+        var closed = 0
+        for connection in Array(connections.values) {
+            let idle =
+                !connection.activeSinceSweep && !listening(connection) && !connection.busy
+                && connection.pendingBytes == 0 && !connection.heldBack
+            connection.activeSinceSweep = false
+            guard idle else { continue }
+            close(connection)
+            closed += 1
+        }
+        return closed
+    }
+}

@@ -126,16 +126,7 @@ extension VarlinkHandler {
         let now = EngineClock.now()
         guard now >= nextIdleSweep else { return }
         nextIdleSweep = now + limits.idleTimeout
-        var closed = 0
-        for connection in Array(engine.connections.values) {
-            let idle =
-                !connection.activeSinceSweep && connection.listen == nil && !connection.busy
-                && connection.pendingBytes == 0 && !connection.heldBack
-            connection.activeSinceSweep = false
-            guard idle else { continue }
-            engine.close(connection)
-            closed += 1
-        }
+        let closed = engine.closeIdleConnections { $0.listen != nil }
         if closed > 0 {
             logger.debug("Varlink: closed idle connections (IdleConnectionTimeout)", ["CONNECTIONS": String(closed)])
         }

@@ -91,7 +91,8 @@ final class FlagsFile: Service {
         }
         switch Self.read(path) {
         case .success(let flags):
-            let update = replace(with: FlagSet(flags))
+            // The problem is cleared before the store publishes, so that a listener told of the change and then
+            // asking `status` never reads the old problem beside the new flags.
             let first = state.withLock { state in
                 defer {
                     state.loadedAt = Date()
@@ -100,6 +101,7 @@ final class FlagsFile: Service {
                 }
                 return state.loadedAt == nil
             }
+            let update = replace(with: FlagSet(flags))
             StatusChange.signal.signal()
             // A re-read that changes nothing (a refresh, a touch) is not worth an info line.
             logger.log(

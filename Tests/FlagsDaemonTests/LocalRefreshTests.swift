@@ -10,7 +10,8 @@ import UnixIO
 /// `refresh` on the local file: every caller gets a read that started after it asked, and callers who ask while
 /// a read runs share the next one instead of each reading and holding a parsed copy of the file.
 @Suite(.hangLimit) struct LocalRefreshTests {
-    /// The local file, whose first read holds its answer until the test lets it go; it counts its reads.
+    /// The local file, whose second read (the first after the start's) holds its answer until the test lets it go;
+    /// it counts its reads.
     final class HeldFile: FlagProvider {
         let inner: LocalFileProvider
         let reads = Locked(0)
@@ -23,24 +24,16 @@ import UnixIO
         }
 
         var mark: FlagSource { inner.mark }
-        var applicationCode: String? { inner.applicationCode }
-        var problem: String? { inner.problem }
-        var diskCache: FlagCache? { inner.diskCache }
-        var impressionSink: (any FlagFetcher)? { inner.impressionSink }
-        var servesItself: Bool { inner.servesItself }
-        func start() { inner.start() }
-        func run() async { await inner.run() }
-        func update(configuration: Configuration) { inner.update(configuration: configuration) }
-        func retire() { inner.retire() }
+        var upkeep: SourceUpkeep { inner.upkeep }
 
-        /// Reads the file, then (the first read only) waits for the test before it answers.
+        /// Reads the file, then (the second read only) waits for the test before it answers.
         func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
             let result = await inner.fetch(userId: userId)
             let read = reads.withLock { reads in
                 reads += 1
                 return reads
             }
-            if read == 1 { for await _ in release { break } }
+            if read == 2 { for await _ in release { break } }
             return result
         }
 
@@ -58,14 +51,15 @@ import UnixIO
     @Test func callersWhoAskDuringAReadShareTheNextWhichSeesWhatTheyWrote() async throws {
         let rig = try LocalStackRig()
         defer { rig.remove() }
-        let file = FlagsFile(path: rig.directory.file("flags.json"), store: rig.store, logger: rig.logger)
+        let file = FlagsFile(path: rig.directory.file("flags.json"), logger: rig.logger)
         let held = HeldFile(LocalFileProvider(file: file))
         let refresher = Refresher(
             provider: held, store: rig.store, stateDirectory: rig.state, configuration: rig.configuration,
             hwid: "hwid-1", logger: rig.logger)
-        held.start()
+        await refresher.start()
+        #expect(rig.servedKeys == ["a", "b"], "the start did not serve the file")
         async let first = refresher.refresh()
-        #expect(await Eventually.wait { held.reads.withLock { $0 } == 1 }, "the first read never ran")
+        #expect(await Eventually.wait { held.reads.withLock { $0 } == 2 }, "the first caller's read never ran")
         // An edit after the first read began, then callers who ask while it is still running.
         try rig.directory.write("flags.json", FlagServiceTests.other)
         let callers = 50
@@ -84,8 +78,8 @@ import UnixIO
         held.releaser.yield()
         #expect((try? await first.get()) != nil)
         #expect(await later.value == callers, "a caller's refresh failed")
-        // One read for the first caller, one shared by the fifty, begun after the edit.
-        #expect(held.reads.withLock { $0 } == 2)
+        // The start's read, one for the first caller, one shared by the fifty, begun after the edit.
+        #expect(held.reads.withLock { $0 } == 3)
         #expect(rig.servedKeys == ["c"])
         #expect(await refresher.readRunning == false)
     }

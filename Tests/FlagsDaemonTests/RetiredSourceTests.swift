@@ -86,15 +86,23 @@ import UnixIO
         #expect(fetcher.impressions.withLock { $0 } == 0)
     }
 
-    @Test("A retired local file source no longer changes the served flags")
+    @Test("A retired local file source no longer changes the served flags, on a refresh or on its watch's change")
     func retiredLocalSourceWritesNothing() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try directory.write("flags.json", #"{"flags":[{"key":"a","enabled":true,"rule_id":"r1"}]}"#)
         let store = FlagStore()
-        let source = FlagsFile(path: directory.file("flags.json"), store: store, logger: Logger(level: .err))
-        source.retire()
-        #expect(throws: LocalFlagsError.self) { try source.load().get() }
-        #expect(store.current.flags.count == 0)
+        let refresher = Refresher(
+            provider: LocalFileProvider(
+                file: FlagsFile(path: directory.file("flags.json"), logger: Logger(level: .err))),
+            store: store, stateDirectory: StateDirectory(path: directory.path), configuration: Configuration(),
+            hwid: "hwid-1", logger: Logger(level: .err))
+        await refresher.start()
+        #expect(store.current.flags.sorted.map(\.key) == ["a"])
+        await refresher.retire()
+        try directory.write("flags.json", #"{"flags":[{"key":"b","enabled":true,"rule_id":"r1"}]}"#)
+        await #expect(throws: PushwooshError.self) { try await refresher.readItself().get() }
+        await #expect(throws: PushwooshError.self) { try await refresher.refresh().get() }
+        #expect(store.current.flags.sorted.map(\.key) == ["a"])
     }
 }

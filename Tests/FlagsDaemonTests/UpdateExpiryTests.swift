@@ -56,7 +56,7 @@ import UnixIO
     }
 
     @Test("A source's flags bring their expiry into the update even when the store kept another before")
-    func theUpdateDoesNotDependOnWhatWasPublishedBefore() {
+    func theUpdateDoesNotDependOnWhatWasPublishedBefore() async throws {
         let store = FlagStore()
         let clock = ManualClock()
         var feed = Self.pushwooshFeed(store, clock: clock)
@@ -72,8 +72,17 @@ import UnixIO
         // An override changes the flags, not their source's expiry: its update carries the one in effect.
         store.setOverride(FlagOverride(key: "a", isEnabled: false))
         #expect(seen.all == [expected, expected])
-        // The local file never expires, whatever was served before it.
-        LocalFileProvider(file: FlagsFile(path: nil, store: store, logger: Logger(level: .err))).start()
+        // The local file never expires, whatever was served before it: its refresher serves it without an expiry.
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("flags.json", #"{"flags":[{"key":"b","enabled":true,"rule_id":"r1"}]}"#)
+        let file = Refresher(
+            provider: LocalFileProvider(
+                file: FlagsFile(path: directory.file("flags.json"), logger: Logger(level: .err))),
+            store: store, stateDirectory: StateDirectory(path: directory.path), configuration: Configuration(),
+            hwid: "hwid-1", clock: clock, logger: Logger(level: .err))
+        await file.start()
+        #expect(store.current.flags.sorted.map(\.key) == ["a", "b"], "the override of a, and the file's b")
         #expect(seen.all.last == .null)
         #expect(store.expiry.json == .null)
     }

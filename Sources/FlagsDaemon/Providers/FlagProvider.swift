@@ -4,35 +4,15 @@ import PushwooshAPI
 
 /// Where flags come from: the local flags file (`LocalFileProvider`) or Pushwoosh (`PushwooshProvider`).
 ///
-/// A provider fetches and describes itself, and holds nothing of what it fetched: the refresher decides when to
-/// ask, and `FlagFeed` what the answer does (the store, the disk cache, the expiry, the status). What is here is
-/// what really differs between the two; nothing asks which one it is.
+/// A provider answers and describes itself, and holds nothing of what it answered: the refresher decides when to
+/// ask, and `FlagFeed`, the one writer of source flags, what an answer does (the store, the disk cache, the
+/// expiry, the status). What is here is what really differs between the two.
 protocol FlagProvider: Sendable {
     /// The name `status.source` gives it, and the mark on every flag it serves (`explain`'s `source`).
     var mark: FlagSource { get }
-    /// The Pushwoosh application whose flags it fetches; nil for a source that serves every user the same.
-    var applicationCode: String? { get }
-    /// Why no request can ever be sent (R16, no application code), or nil.
-    var problem: String? { get }
-    /// Where complete responses are kept across restarts (R7); nil when the source is its own cache.
-    var diskCache: FlagCache? { get }
-    /// Where impressions are sent (R17); nil when the source logs them instead.
-    var impressionSink: (any FlagFetcher)? { get }
-    /// True when the source puts its own reads in the store as they happen (the local file and its watch): it is
-    /// its own cache (its flags never expire), a caller's `refresh` reads it at once outside the refresh policy,
-    /// and a push registration has nothing to fetch.
-    var servesItself: Bool { get }
-
-    /// Serves what the source serves by itself, before the refresher starts; replaces whatever the previous
-    /// source served, so that a reload serves what a restart would.
-    func start()
-    /// Watches the source until cancelled; returns at once when there is nothing to watch.
-    func run() async
-    /// A reload that keeps the source: the request timeout, `CacheMaxAge`.
-    func update(configuration: Configuration)
-    /// A reload replaced the source, or the daemon stops: from now on it sends nothing and serves nothing.
-    func retire()
-    /// Fetches the flags of `userId`.
+    /// How its flags are kept: watched and read as they change (the file), or fetched by the refresh policy.
+    var upkeep: SourceUpkeep { get }
+    /// The flags of `userId`: a read of the file, a request to Pushwoosh.
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError>
 
     /// Fills in the `status` members the source owns, over those the refresher filled in from `refresher`.
@@ -43,7 +23,53 @@ protocol FlagProvider: Sendable {
     func statusLine(flags: Int, refresher: RefresherStatus, clock: any DaemonClock) -> String
 }
 
+/// How a source's flags are kept fresh, with what comes with each way.
+enum SourceUpkeep: Sendable {
+    /// Read at start, on every change `watch` reports and at once on every `refresh`, outside the refresh policy
+    /// (the local file). Its flags never expire and serve every user the same; impressions go to the log.
+    case watched(any FlagWatch)
+    /// Fetched when the refresh policy says (R7-R16), kept in a disk cache, served until `CacheMaxAge`.
+    case fetched(Upstream)
+}
+
+/// A source that reports its own changes.
+protocol FlagWatch: Sendable {
+    /// Where the flags are read from, for the log.
+    var location: String { get }
+    /// Calls `changed` after each change of the source, one at a time, until cancelled. Returns at once when the
+    /// source cannot be watched, which it says in the log: it is then read on `refresh` and the policy's triggers.
+    func run(changed: @escaping @Sendable () async -> Void) async
+}
+
+/// What a fetched source brings: the application, the disk cache and the sender of requests.
+struct Upstream: Sendable {
+    /// The Pushwoosh application whose flags it fetches.
+    let applicationCode: String
+    /// Where complete responses are kept across restarts (R7).
+    let diskCache: FlagCache
+    /// Sends the requests, impressions included (R17).
+    let fetcher: any FlagFetcher
+}
+
 extension FlagProvider {
+    /// The fetched source's parts; nil for a watched one.
+    var upstream: Upstream? {
+        guard case .fetched(let upstream) = upkeep else { return nil }
+        return upstream
+    }
+
+    /// True for a source read as it changes: its flags never expire and serve every user the same.
+    var isWatched: Bool { upstream == nil }
+
+    /// The Pushwoosh application whose flags it fetches; nil for a source that serves every user the same.
+    var applicationCode: String? { upstream?.applicationCode }
+
+    /// Why no request can ever be sent (R16, no application code), or nil.
+    var problem: String? { upstream?.fetcher.problem }
+
+    /// Where impressions are sent (R17); nil when the source logs them instead.
+    var impressionSink: (any FlagFetcher)? { upstream?.fetcher }
+
     /// What stored flags are valid for (R7): the source, and for Pushwoosh the application code and the user.
     func identity(userId: String) -> String {
         guard let applicationCode else { return mark.rawValue }

@@ -21,7 +21,7 @@ final class InotifyWatcher: Sendable {
 
     /// Calls `onChange` once per settled burst, one at a time, until cancelled; closes the descriptor then.
     /// False, with the descriptor closed, when it cannot be watched.
-    func run(onChange: @Sendable () -> Void) async -> Bool {
+    func run(onChange: @Sendable () async -> Void) async -> Bool {
         let inotify = self.inotify
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let watch = try? DescriptorWatcher.shared?.watch(
@@ -35,7 +35,7 @@ final class InotifyWatcher: Sendable {
         for await _ in changes {
             try? await Task.sleep(for: Self.settleDelay)
             pending.withLock { $0 = false }
-            onChange()
+            await onChange()
         }
         watch.cancel()
         return true

@@ -2,39 +2,22 @@ import FlagsCore
 import FlagsProtocol
 import PushwooshAPI
 
-/// Flags from `LocalFlagsFile` (`FlagsFile`): read at start, on every change of the file and on
-/// `refresh`. The file is its own cache, so its flags never expire, and impressions go to the log.
+/// Flags from `LocalFlagsFile` (`FlagsFile`): read at start, on every change of the file and on `refresh`. The
+/// file is its own cache, so its flags never expire, and impressions go to the log.
 final class LocalFileProvider: FlagProvider {
     let mark = FlagSource.file
-    let applicationCode: String? = nil
-    let diskCache: FlagCache? = nil
-    let problem: String? = nil
-    let impressionSink: (any FlagFetcher)? = nil
-    let servesItself = true
     let file: FlagsFile
 
     init(file: FlagsFile) {
         self.file = file
     }
 
-    func start() {
-        file.start()
-    }
+    var upkeep: SourceUpkeep { .watched(file) }
 
-    func run() async {
-        await file.run()
-    }
-
-    func update(configuration: Configuration) {}
-
-    func retire() {
-        file.retire()
-    }
-
-    /// Reads the file, which serves what it read under its read lock (see `servesItself`).
+    /// Reads the file; what it read reaches the store through the feed, as a fetch does.
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
-        switch file.load() {
-        case .success: .success(FeatureFlagsResponse(flags: file.currentFlags, partial: false))
+        switch file.read() {
+        case .success(let flags): .success(FeatureFlagsResponse(flags: flags, partial: false))
         case .failure(let error): .failure(.notSent(error.reason))
         }
     }
@@ -57,6 +40,6 @@ final class LocalFileProvider: FlagProvider {
 
     func statusLine(flags count: Int, refresher: RefresherStatus, clock: any DaemonClock) -> String {
         if let problem = file.problem { return "Local file: \(count) flags; \(problem)" }
-        return "Local file: \(count) flags from \(file.path ?? "-")"
+        return "Local file: \(count) flags from \(file.location)"
     }
 }

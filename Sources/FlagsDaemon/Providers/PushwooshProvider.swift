@@ -7,35 +7,14 @@ import UnixIO
 /// cache this names, and stops serving them at `CacheMaxAge` (R15).
 final class PushwooshProvider: FlagProvider {
     let mark = FlagSource.pushwoosh
+    let upkeep: SourceUpkeep
     private let code: String
-    let diskCache: FlagCache?
-    let servesItself = false
     private let fetcher: any FlagFetcher
 
     init(fetcher: any FlagFetcher, applicationCode: String, diskCache: FlagCache) {
         self.fetcher = fetcher
         self.code = applicationCode
-        self.diskCache = diskCache
-    }
-
-    var applicationCode: String? { code }
-
-    var problem: String? { fetcher.problem }
-
-    var impressionSink: (any FlagFetcher)? { fetcher }
-
-    /// Nothing is served before the refresher starts: it serves the disk cache, or nothing.
-    func start() {}
-
-    /// Nothing to watch: the refresher's timers ask Pushwoosh.
-    func run() async {}
-
-    func update(configuration: Configuration) {
-        fetcher.update(configuration: configuration)
-    }
-
-    func retire() {
-        fetcher.retire()
+        self.upkeep = .fetched(Upstream(applicationCode: applicationCode, diskCache: diskCache, fetcher: fetcher))
     }
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {

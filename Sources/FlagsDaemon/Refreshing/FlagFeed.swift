@@ -3,7 +3,8 @@ import PushwooshAPI
 import UnixIO
 
 /// Everything that happens to a source's answer: the store, the disk cache, the expiry the flags carry and the
-/// status that describes them (R7, R9, R13, R15).
+/// status that describes them (R7, R9, R13, R15). It is the one writer of source flags: a read of the local file
+/// arrives here as a fetch from Pushwoosh does.
 ///
 /// The refresher decides when to ask and hands every answer here; an answer travels one way, from the source
 /// through the feed to the store (whose observers tell the listeners) and the disk, and nothing here calls the
@@ -13,9 +14,12 @@ struct FlagFeed {
     private let store: FlagStore
     /// The mark on every flag the source serves.
     private let mark: FlagSource
-    /// True when the source serves its own reads (the local file): its answers are in the store already, and
-    /// putting one there again after the wait could put an older read back over a newer one.
-    private let servesItself: Bool
+    /// Where a watched source reads from (the local file), for the log; nil for a fetched source. A watched
+    /// source serves every user the same.
+    private let watched: String?
+    /// True once a watched source's flags were served: the first read is worth an info line even when it changes
+    /// nothing (an empty file after an empty start).
+    private var servedOnce = false
     /// The Pushwoosh application the disk cache belongs to; nil without a disk cache.
     private let applicationCode: String?
     /// The disk cache and its fetch time on both clocks; nil when the source keeps none.
@@ -43,9 +47,16 @@ struct FlagFeed {
     ) {
         self.store = store
         self.mark = provider.mark
-        self.servesItself = provider.servesItself
-        self.applicationCode = provider.applicationCode
-        self.cache = provider.diskCache.map { CacheTimes(file: $0, bootID: bootID) }
+        switch provider.upkeep {
+        case .watched(let watch):
+            self.watched = watch.location
+            self.applicationCode = nil
+            self.cache = nil
+        case .fetched(let upstream):
+            self.watched = nil
+            self.applicationCode = upstream.applicationCode
+            self.cache = CacheTimes(file: upstream.diskCache, bootID: bootID)
+        }
         self.bootID = bootID
         self.clock = clock
         self.logger = logger
@@ -66,11 +77,17 @@ struct FlagFeed {
         lastError = nil
         expired = false
         publish(timers)
-        if !servesItself {
-            store.replace(with: FlagSet(response.flags), from: mark, expiry: expiry)
-            logger.info(
-                "fetched flags",
-                ["FLAG_COUNT": String(response.flags.count), "REVISION": String(store.current.revision)])
+        let update = store.replace(with: FlagSet(response.flags), from: mark, expiry: expiry)
+        let (count, revision) = (String(response.flags.count), String(store.current.revision))
+        if let watched {
+            // A re-read that changes nothing (a refresh, a touch) is not worth an info line.
+            let level: LogLevel = update != nil || !servedOnce ? .info : .debug
+            servedOnce = true
+            logger.log(
+                level, "loaded the local flags file",
+                ["FLAGS_FILE": watched, "FLAG_COUNT": count, "REVISION": revision])
+        } else {
+            logger.info("fetched flags", ["FLAG_COUNT": count, "REVISION": revision])
         }
         if response.partial {
             logger.notice(
@@ -115,10 +132,11 @@ struct FlagFeed {
         removeCache()
     }
 
-    /// The user id changed (R8d): flags fetched for the previous user are gone from memory and disk.
+    /// The user id changed (R8d): flags fetched for the previous user are gone from memory and disk. A watched
+    /// source serves every user the same and keeps its flags.
     mutating func userChanged(notKept: String? = nil) {
         expired = false
-        serveNothing()
+        if watched == nil { serveNothing() }
         removeCache()
         // After the cache's removal, whose success would clear it: status says the user id was not kept.
         if let notKept { cacheError = (notKept, clock.bootNow()) }
@@ -129,16 +147,14 @@ struct FlagFeed {
         cacheError = (reason, now)
     }
 
-    /// Serves no flags, unless the source serves its own (the local file serves every user the same).
+    /// Serves no flags: at start without a usable cache or a readable file, at `CacheMaxAge`, for a new user.
     func serveNothing() {
-        guard !servesItself else { return }
         store.replace(with: FlagSet(), from: mark, expiry: .never)
     }
 
     /// The expiry of the flags served moved without a change of flags (a reload changed `CacheMaxAge`, a
     /// wall-clock change made the age of the disk cache known).
     func restamp(_ expiry: FlagExpiry) {
-        guard !servesItself else { return }
         store.restamp(expiry)
     }
 

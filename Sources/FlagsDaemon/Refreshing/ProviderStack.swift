@@ -31,8 +31,7 @@ final class ProviderStack: Sendable {
         self.hwid = hwid
         let provider: any FlagProvider
         if configuration.usesLocalSource {
-            provider = LocalFileProvider(
-                file: FlagsFile(path: configuration.localFlagsFile, store: store, logger: logger))
+            provider = LocalFileProvider(file: FlagsFile(path: configuration.localFlagsFile, logger: logger))
         } else {
             let token = Self.readAPIToken(configuration, environment: environment, logger: logger)
             let client = PushwooshClient(
@@ -67,21 +66,24 @@ final class ProviderStack: Sendable {
     /// Serves what can be served without the network: the local file, or the disk cache valid for this source,
     /// or nothing, replacing whatever a previous stack served (a reload serves what a restart would).
     func start() async {
-        provider.start()
         await refresher.start()
     }
 
-    /// Runs the timers and the source's watch until cancelled.
+    /// Runs the timers and a watched source's watch until cancelled: each change it reports is read and served
+    /// through the refresher, as a `refresh` is.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.refresher.run() }
-            group.addTask { await self.provider.run() }
+            if case .watched(let watch) = provider.upkeep {
+                let refresher = self.refresher
+                group.addTask { await watch.run { _ = await refresher.readItself() } }
+            }
         }
     }
 
     /// A reload that keeps the source: new timers and request timeout, the same session and impression ledger.
     func update(configuration: Configuration) async {
-        provider.update(configuration: configuration)
+        provider.upstream?.fetcher.update(configuration: configuration)
         await refresher.update(configuration: configuration)
     }
 
@@ -90,7 +92,7 @@ final class ProviderStack: Sendable {
     /// for a reply that was already on its way.
     func retire() async {
         retired.withLock { $0 = true }
-        provider.retire()
+        provider.upstream?.fetcher.retire()
         await refresher.retire()
         await impressions.retire()
     }

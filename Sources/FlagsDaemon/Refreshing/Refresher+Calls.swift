@@ -7,9 +7,9 @@ extension Refresher {
     /// `refresh` (R10, R12, R16) by the refresh policy: a request, or the stored flags inside the throttle window.
     /// Returns whether the answer came from the network.
     ///
-    /// A source that serves itself (the local file) is read for this caller outside the policy (`readItself`).
+    /// A watched source (the local file) is read for this caller outside the policy (`readItself`).
     func refresh() async -> Result<Bool, PushwooshError> {
-        if provider.servesItself { return await readItself().map { false } }
+        if provider.isWatched { return await readItself().map { false } }
         if let problem = provider.problem { return .failure(.notSent(problem)) }
         if !policy.manualRefreshSendsRequest(now: clock.bootNow()) { return .success(false) }
         // F3: Pushwoosh's Retry-After holds every trigger; the caller learns until when at once.
@@ -21,18 +21,20 @@ extension Refresher {
         }
     }
 
-    /// Reads a source that serves itself for a caller: a read that starts after the caller came, since sharing a
-    /// read that began before could answer with what the file held before the caller changed it. Callers who come
-    /// while a read runs share the one after it, which starts after all of them came.
+    /// Reads a watched source for a caller (a `refresh`, the source's watch, the start) and serves what it read: a
+    /// read that starts after the caller came, since sharing a read that began before could answer with what the
+    /// file held before the caller changed it. Callers who come while a read runs share the one after it, which
+    /// starts after all of them came.
     ///
     /// Each caller used to read the file on its own, and the answers waited for the actor holding their flags:
     /// 8,192 clients that sent `refresh` at once and hung up held 8,193 parsed copies of a 100-flag file
     /// (420 MB, drained in about 5 s at 1.5 cores). Shared, they hold a continuation each, and the file is read
     /// once per turn.
     func readItself() async -> Result<Void, PushwooshError> {
+        guard !isRetired else { return .failure(Self.retiredError) }
         if readRunning { return await withCheckedContinuation { readWaiters.append($0) } }
         readRunning = true
-        let result = await Self.read(provider, userId: userId)
+        let result = await readAndServe()
         // This caller is answered now; the ones who came meanwhile get a read of their own, turn by turn.
         if readWaiters.isEmpty { readRunning = false } else { Task { await readForWaiters() } }
         return result
@@ -43,17 +45,26 @@ extension Refresher {
         while !readWaiters.isEmpty {
             let waiting = readWaiters
             readWaiters = []
-            let result = await Self.read(provider, userId: userId)
+            let result = await readAndServe()
             for waiter in waiting { waiter.resume(returning: result) }
         }
         readRunning = false
     }
 
-    /// One read, off the actor: the flags it read are the store's now and are dropped here, not carried back.
+    /// One read, off the actor, served on it: the flags travel to the feed once, whoever shares the read.
+    private func readAndServe() async -> Result<Void, PushwooshError> {
+        let ticket = askForAnswer()
+        let result = await Self.read(provider, userId: userId)
+        // A read that ends after a reload (or shutdown) retired this refresher changes nothing.
+        guard !isRetired else { return .failure(Self.retiredError) }
+        return result.map { serve($0, asked: ticket) }
+    }
+
+    /// Reads the source off the actor, so that a large file holds no other call.
     private nonisolated static func read(_ provider: any FlagProvider, userId: String) async -> Result<
-        Void, PushwooshError
+        FeatureFlagsResponse, PushwooshError
     > {
-        await provider.fetch(userId: userId).map { _ in }
+        await provider.fetch(userId: userId)
     }
 
     /// `setUserId` (R8d): the previous user's flags are gone from memory and disk before this returns, and the
@@ -126,10 +137,10 @@ extension Refresher {
         if policy != before { wake() }
     }
 
-    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A source that serves
-    /// itself has nothing to fetch: its changes are seen as they happen.
+    /// `pushRegistered` (R8c) by the refresh policy: returns whether a refresh was started. A watched source has
+    /// nothing to fetch: its changes are seen as they happen.
     func pushRegistered() -> Bool {
-        guard provider.problem == nil, !provider.servesItself else { return false }
+        guard provider.problem == nil, !provider.isWatched else { return false }
         let before = policy
         let started = policy.pushRegistered(now: clock.bootNow())
         publish()

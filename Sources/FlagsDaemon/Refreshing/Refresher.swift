@@ -51,10 +51,14 @@ actor Refresher {
     /// Grows with every user change, so that an answer for the previous user is recognised and dropped.
     var generation = 0
     var phase = Phase.idle
-    /// `refresh` of a source that serves itself: whether a read of it runs, and the callers who came during that
-    /// read and share the next (`readItself`).
+    /// A watched source's reads for callers: whether one runs, and the callers who came during it and share the
+    /// next (`readItself`).
     var readRunning = false
     var readWaiters: [CheckedContinuation<Result<Void, PushwooshError>, Never>] = []
+    /// Answers are numbered as they are asked for, and one is served only when none asked for after it was served
+    /// already: a read of the file that began before an edit never lands after one that began after it.
+    var answersAsked = 0
+    private var answerServed = 0
     /// The wall clock's lead over the boot clock when last looked at: a change of it is a wall-clock change.
     var wallOffset: Double
     /// Ends the loop's sleep when a call changed what the policy waits for.
@@ -107,19 +111,19 @@ actor Refresher {
         self.status = feed.status
     }
 
-    /// The refresh policy's settings for `configuration`: a source that serves itself is its own cache, so its
-    /// flags never reach `CacheMaxAge`.
+    /// The refresh policy's settings for `configuration`: a watched source is its own cache, so its flags never
+    /// reach `CacheMaxAge`.
     static func settings(_ configuration: Configuration, provider: any FlagProvider) -> RefreshPolicy.Settings {
         var settings = RefreshPolicy.Settings(configuration)
-        if provider.servesItself { settings.cacheMaxAge = .infinity }
+        if provider.isWatched { settings.cacheMaxAge = .infinity }
         return settings
     }
 
     // MARK: Start and the timer loop
 
-    /// Serves the disk cache when it is usable (R7), else nothing (but what a source that serves itself read),
-    /// and starts the first session. Never waits for the network.
-    func start() {
+    /// Serves the disk cache when it is usable (R7), or what a watched source reads now, else nothing, and starts
+    /// the first session. Never waits for the network.
+    func start() async {
         // One hold for every layer: an impression's Retry-After reaches the policy, status, explain and metrics.
         provider.impressionSink?.retryAfterHold?.observe { [weak self] seconds in
             Task { await self?.senderHeld(seconds: seconds) }
@@ -135,9 +139,11 @@ actor Refresher {
         policy.start(now: now, cachedFetchedAt: cachedAt)
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         publish()
-        // R16, or no usable disk cache: nothing is served until a fetch succeeds; whatever a previous provider
-        // served goes, so that a reload serves what a restart would.
-        if cachedAt == nil { feed.serveNothing() }
+        guard cachedAt == nil else { return }
+        if provider.isWatched, case .success = await readItself() { return }
+        // R16, no usable disk cache, or a file that cannot be read: nothing is served until a fetch or a read
+        // succeeds; whatever a previous provider served goes, so that a reload serves what a restart would.
+        feed.serveNothing()
     }
 
     /// Runs the automatic refreshes until cancelled: look at the policy, sleep until its next wake, again.
@@ -250,6 +256,7 @@ actor Refresher {
         if let error = heldError() { return .failed(error) }
         policy.requestStarted(now: clock.bootNow())
         publish()
+        let ticket = askForAnswer()
         let result = await provider.fetch(userId: userId)
         guard generation == self.generation else { return .superseded }
         // A reply that arrives after a reload (or shutdown) retired this refresher changes nothing.
@@ -263,7 +270,7 @@ actor Refresher {
             metrics.refreshed(trigger: trigger, outcome: response.partial ? "partial" : "complete", status: 200)
             policy.requestFinished(
                 response.partial ? .partial : .complete, automatic: automatic, now: now, jitter: jitter())
-            feed.received(response, userId: userId, expiry: expiry, timers: timers(now: now))
+            serve(response, asked: ticket)
             return .fetched
         case .failure(let error):
             metrics.refreshed(trigger: trigger, outcome: "failed", status: error.status)
@@ -298,7 +305,7 @@ actor Refresher {
         )
     }
 
-    private static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
+    static let retiredError = PushwooshError.notSent("the flag source was replaced or is stopping")
 
     /// The current session number (impressions are once per session).
     var session: Int { policy.session }
@@ -309,6 +316,20 @@ actor Refresher {
     func noteStateError(_ reason: String) {
         feed.noteStateError(reason, at: clock.bootNow())
         publish()
+    }
+
+    /// Numbers an answer about to be asked for (`answersAsked`).
+    func askForAnswer() -> Int {
+        answersAsked += 1
+        return answersAsked
+    }
+
+    /// Hands an answer to the feed, unless an answer asked for after it was served already; the status is
+    /// published either way.
+    func serve(_ response: FeatureFlagsResponse, asked ticket: Int) {
+        guard ticket > answerServed else { return publish() }
+        answerServed = ticket
+        feed.received(response, userId: userId, expiry: expiry, timers: timers(now: clock.bootNow()))
     }
 
     /// Publishes the status as the policy stands now.

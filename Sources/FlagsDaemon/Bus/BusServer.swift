@@ -6,17 +6,15 @@ import UnixIO
 /// bus is reached, and serves the socket while the bus is missing or restarts.
 final class BusServer: Service {
     let loop: BusLoop
-    private let work: AsyncStream<BusWork>
+    private let calls = LoopService<BusWork>()
 
     init(
         kind: MessageBus, name: String, store: FlagStore, controller: FlagService, access: BusAccess,
         callCapacity: Int, statusLine: @escaping @Sendable () -> String, logger: Logger
     ) throws(SystemError) {
-        let (work, continuation) = AsyncStream.makeStream(of: BusWork.self)
-        self.work = work
         loop = try BusLoop(
             kind: kind, name: name, store: store, status: controller.busStatus, callCapacity: callCapacity,
-            logger: logger, work: continuation
+            logger: logger, work: calls.sink
         ) { snapshot, dispatch in
             BusObject(
                 snapshot: snapshot, controller: controller, access: access, statusLine: statusLine,
@@ -27,9 +25,8 @@ final class BusServer: Service {
     /// Serves until shut down or cancelled.
     func run() async {
         let loop = self.loop
-        let work = self.work
-        await LoopService.run(
-            start: { finished in loop.start(finished: finished) }, work: work,
+        await calls.run(
+            start: { loop.start(finished: $0) },
             perform: { item in loop.post(.reply(item.id, await item.operation())) },
             stop: { loop.post(.stop) })
     }

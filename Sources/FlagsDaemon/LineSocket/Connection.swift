@@ -11,11 +11,6 @@ final class Connection: FramedConnection {
         super.init(id: id, fd: fd, peer: peer, framer: Framer(.newline, maximumBytes: maxLineBytes))
     }
 
-    /// The epoll events this connection waits for now.
-    func wantedEvents(draining: Bool) -> Epoll.Events {
-        wantedEvents(draining: draining, streaming: false)
-    }
-
     /// The peer, as the flag service's policy judges it.
     var caller: Caller {
         Caller(surface: .line, uid: peer.uid, gid: peer.gid) { [unowned self] in self.supplementaryGroups }

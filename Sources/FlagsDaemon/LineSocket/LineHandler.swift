@@ -2,16 +2,19 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// The line protocol on its event engine: the inbox, answers from the async side, the flags' changes
-/// (`ChangeFeed`), and the steps of one connection (LineHandler+Connections).
+/// The line protocol on the event loop: the mailbox, answers from the async side, the flags' changes
+/// (`ChangeFeed`), and what a line connection adds to the framed steps every protocol shares (`FramedHandler`).
 ///
 /// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
-/// event loop's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked inbox
-/// and the loop's doorbell. The jobs around it have their own types, owned by that thread too: `Connection`
-/// (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen` and fan-out).
+/// event loop's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked
+/// mailbox and the loop's doorbell. The jobs around it have their own types, owned by that thread too:
+/// `Connection` (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen`
+/// and fan-out).
 ///
-/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Locked` inbox and the doorbell.
-final class LineHandler: ConnectionHandler, @unchecked Sendable {
+/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Sendable` mailbox.
+final class LineHandler: FramedHandler, @unchecked Sendable {
+    typealias Connection = FlagsDaemon.Connection
+
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
         /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
@@ -22,12 +25,11 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     // Shared with other threads.
-    private let inbox = Locked<[Mail]>([])
-    private let doorbell: Doorbell
+    private let mailbox: Mailbox<Mail>
     /// The flags' changes, each pushed here by the store (`ChangeFeed`).
     private let feed: ChangeFeed
 
-    // Loop thread only (read by the steps in LineHandler+Connections too).
+    // Loop thread only.
     unowned(unsafe) var engine: EventEngine<LineHandler>!
     let router: RequestRouter
     let metrics: ServerMetrics
@@ -37,9 +39,10 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     let logger: Logger
     var snapshot: FlagSnapshot
     var nextConnectionID: UInt64 = 1
-    /// When `sweepIdleIfDue` next closes the connections idle since the sweep before (monotonic nanoseconds).
     var nextIdleSweep: UInt64
 
+    static let logPrefix = ""
+    static let terminator = UInt8(ascii: "\n")
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
 
@@ -51,7 +54,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
         logger: Logger,
         submit: @escaping @Sendable (RequestRouter.Work) -> Void
     ) {
-        self.doorbell = doorbell
+        self.mailbox = Mailbox(doorbell: doorbell)
         self.limits = limits
         self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
         self.logger = logger
@@ -67,21 +70,14 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
 
     /// Hands a message to the loop from any thread.
     func post(_ message: Mail) {
-        inbox.withLock { $0.append(message) }
-        doorbell.ring()
+        mailbox.post(message)
     }
-
-    var maxConnections: Int { limits.maxConnections }
 
     func woke() {
         // Changes first: one made before an answer was posted (the answer to the call that made it) reaches the
         // subscribers before that answer, as it did when both came through one inbox.
         for change in feed.take() { apply(change.update, madeAt: change.madeAt) }
-        let messages = inbox.withLock { inbox in
-            defer { inbox.removeAll(keepingCapacity: true) }
-            return inbox
-        }
-        for message in messages {
+        for message in mailbox.take() {
             switch message {
             case .metrics(let format, let reply):
                 reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
@@ -94,30 +90,46 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
-    /// for a loop that is gone. (Nothing else in the inbox needs one.)
+    /// for a loop that is gone. (Nothing else in the mailbox needs one.)
     func stopped() {
         feed.close()
-        let messages = inbox.withLock { inbox in
-            defer { inbox.removeAll() }
-            return inbox
-        }
-        for case .metrics(let format, let reply) in messages {
+        for case .metrics(let format, let reply) in mailbox.takeLast() {
             reply(router.metricsText(format: format, snapshot: snapshot, openConnections: 0))
         }
     }
 
-    func drainStarted() {
-        // Lines already received are answered; nothing new is read.
-        for connection in Array(engine.connections.values) {
-            processLines(connection)
-            settle(connection)
-        }
+    // MARK: What a line connection adds to the framed steps
+
+    func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> Connection {
+        Connection(id: id, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
     }
 
-    func nextDeadline() -> UInt64? { nextIdleSweep }
+    /// A line connection reads its next request while it has subscriptions.
+    func streams(_ connection: Connection) -> Bool { false }
 
-    func tick() {
-        sweepIdleIfDue()
+    func listens(_ connection: Connection) -> Bool { !connection.subscriptions.isEmpty }
+
+    func route(_ message: ArraySlice<UInt8>, on connection: Connection) {
+        router.route(
+            message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)
+    }
+
+    func refuseTooLong(_ connection: Connection) {
+        metrics.error(.lineTooLong(limit: limits.maxLineBytes))
+        Message.writeError(
+            id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output.bytes)
+        logger.warning(
+            "closed a connection that sent a line over MaxLineBytes", ["PEER_PID": String(connection.peer.pid)])
+    }
+
+    /// A change is propagated once every connection it was queued on has written it.
+    func sentEverything(_ connection: Connection) {
+        if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
+    }
+
+    func forget(_ connection: Connection) {
+        subscriptions.remove(connection)
+        if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }
 
     // MARK: Answers from the async side, changes of the flag set
@@ -134,7 +146,7 @@ final class LineHandler: ConnectionHandler, @unchecked Sendable {
                 Message.writeError(id: requestID, error: error, to: &connection.output.bytes)
             }
         }
-        processLines(connection)
+        processMessages(connection)
         settle(connection)
     }
 

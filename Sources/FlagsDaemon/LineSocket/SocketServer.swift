@@ -6,8 +6,7 @@ import UnixIO
 /// requests that may wait.
 final class SocketServer: Service {
     private let engine: EventEngine<LineHandler>
-    private let work: AsyncStream<RequestRouter.Work>
-    private let workSink: AsyncStream<RequestRouter.Work>.Continuation
+    private let calls: LoopService<RequestRouter.Work>
 
     /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
     init(
@@ -18,17 +17,15 @@ final class SocketServer: Service {
         logger: Logger,
         heartbeat: (interval: Duration, action: @Sendable () -> Void)? = nil
     ) throws(SystemError) {
-        // Each connection has at most one request in flight, so the stream is bounded by MaxConnections.
-        let (work, workSink) = AsyncStream<RequestRouter.Work>.makeStream(bufferingPolicy: .unbounded)
-        self.work = work
-        self.workSink = workSink
+        let calls = LoopService<RequestRouter.Work>()
+        self.calls = calls
         self.engine = try EventEngine(
             listenFD: listenFD, logger: logger,
             heartbeat: heartbeat.map { .init(interval: $0.interval, action: $0.action) }
         ) { doorbell in
             LineHandler(
                 doorbell: doorbell, store: store, controller: handler, limits: limits, logger: logger,
-                submit: { workSink.yield($0) })
+                submit: calls.submit)
         }
     }
 
@@ -36,15 +33,8 @@ final class SocketServer: Service {
     func run() async {
         let engine = self.engine
         let loop = engine.handler
-        let workSink = self.workSink
-        await LoopService.run(
-            start: { finished in
-                engine.start {
-                    workSink.finish()
-                    finished()
-                }
-            },
-            work: work,
+        await calls.run(
+            start: { engine.start(finished: $0) },
             perform: { item in
                 let result = await item.perform()
                 loop.post(.completion(connection: item.connection, requestID: item.requestID, result: result))

@@ -21,11 +21,6 @@ final class VarlinkConnection: FramedConnection {
     var caller: Caller {
         Caller(surface: .varlink, uid: peer.uid, gid: peer.gid) { [unowned self] in self.supplementaryGroups }
     }
-
-    /// The epoll events this connection waits for now.
-    func wantedEvents(draining: Bool) -> Epoll.Events {
-        wantedEvents(draining: draining, streaming: listen != nil)
-    }
 }
 
 extension VarlinkConnection: ChangeListener {

@@ -2,17 +2,19 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// Varlink on an event engine of its own: the inbox, replies coming back from the async side, the flags'
-/// changes (`ChangeFeed`) streamed to the `Listen` calls; one connection's steps are in
-/// VarlinkHandler+Connections.
+/// Varlink on the event loop: the mailbox, replies coming back from the async side, the flags' changes
+/// (`ChangeFeed`) streamed to the `Listen` calls, and what a Varlink connection adds to the framed steps every
+/// protocol shares (`FramedHandler`).
 ///
 /// Bounded as the line socket is, by the same `[Daemon]` keys (`ServerLimits`): connections and each user's
 /// share of them (the engine's `ConnectionShare`), a message's bytes (`MaxLineBytes`), pending output
 /// (`MaxPendingBytes`, the overrun rule), listen keys, the idle timeout. A connection has at most one call in
 /// flight, and a call's async work ends with it (`VarlinkServer`).
 ///
-/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Locked` inbox and the doorbell.
-final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
+/// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Sendable` mailbox.
+final class VarlinkHandler: FramedHandler, @unchecked Sendable {
+    typealias Connection = VarlinkConnection
+
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
         case completion(VarlinkRouter.Work, result: Result<any CallResult, RPCError>)
@@ -20,8 +22,7 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
         case shutdown
     }
 
-    private let inbox = Locked<[Mail]>([])
-    private let doorbell: Doorbell
+    private let mailbox: Mailbox<Mail>
     private let feed: ChangeFeed
 
     // Loop thread only.
@@ -34,6 +35,8 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
     var nextIdleSweep: UInt64
     var refusedMessages = LogThrottle()
 
+    static let logPrefix = "Varlink: "
+    static let terminator = VarlinkReply.terminator
     /// The drain allowed at shutdown for calls in flight and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
 
@@ -41,7 +44,7 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
         doorbell: Doorbell, store: FlagStore, controller: FlagService, limits: ServerLimits, logger: Logger,
         submit: @escaping @Sendable (VarlinkRouter.Work) -> Void
     ) {
-        self.doorbell = doorbell
+        self.mailbox = Mailbox(doorbell: doorbell)
         self.limits = limits
         self.logger = logger
         self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
@@ -52,20 +55,13 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
 
     /// Hands a message to the loop from any thread.
     func post(_ message: Mail) {
-        inbox.withLock { $0.append(message) }
-        doorbell.ring()
+        mailbox.post(message)
     }
-
-    var maxConnections: Int { limits.maxConnections }
 
     func woke() {
         // Changes first, as on the line socket: a change a call made reaches the listeners before its reply.
         for change in feed.take() { apply(change.update) }
-        let messages = inbox.withLock { inbox in
-            defer { inbox.removeAll(keepingCapacity: true) }
-            return inbox
-        }
-        for message in messages {
+        for message in mailbox.take() {
             switch message {
             case .completion(let work, let result): complete(work, result: result)
             case .limits(let newLimits): limits = newLimits
@@ -76,21 +72,43 @@ final class VarlinkHandler: ConnectionHandler, @unchecked Sendable {
 
     func stopped() {
         feed.close()
-        inbox.withLock { $0.removeAll() }
+        _ = mailbox.takeLast()
     }
 
-    func drainStarted() {
-        for connection in Array(engine.connections.values) {
-            processMessages(connection)
-            settle(connection)
+    // MARK: What a Varlink connection adds to the framed steps
+
+    func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> VarlinkConnection {
+        VarlinkConnection(id: id, fd: fd, peer: peer, maxMessageBytes: limits.maxLineBytes)
+    }
+
+    /// A `Listen` never ends, so no later call is read (as sd-varlink does, replies to one call are never
+    /// interleaved with another's).
+    func streams(_ connection: VarlinkConnection) -> Bool { connection.listen != nil }
+
+    func listens(_ connection: VarlinkConnection) -> Bool { connection.listen != nil }
+
+    func route(_ message: ArraySlice<UInt8>, on connection: VarlinkConnection) {
+        router.route(
+            message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)
+    }
+
+    func refuseTooLong(_ connection: VarlinkConnection) {
+        VarlinkReply.write(.messageTooLong(limit: limits.maxLineBytes), to: &connection.output.bytes)
+        if let count = refusedMessages.record(now: EngineClock.now()) {
+            logger.warning(
+                "Varlink: closed connections that sent a message over MaxLineBytes",
+                ["PEER_PID": String(connection.peer.pid), "CONNECTIONS": String(count)])
         }
     }
 
-    func nextDeadline() -> UInt64? { nextIdleSweep }
+    /// Nothing waits for a Varlink connection's output to be written.
+    func sentEverything(_ connection: VarlinkConnection) {}
 
-    func tick() {
-        sweepIdleIfDue()
+    func forget(_ connection: VarlinkConnection) {
+        if let listen = connection.listen { router.ended(listen) }
     }
+
+    // MARK: Answers from the async side, changes of the flag set
 
     /// Writes the reply of a call the async side carried out, then reads the connection's next calls.
     func complete(_ work: VarlinkRouter.Work, result: Result<any CallResult, RPCError>) {

@@ -8,21 +8,18 @@ import UnixIO
 /// daemon holds no memory per call made (a task group of results kept every one until the daemon ended).
 final class VarlinkServer: Service {
     private let engine: EventEngine<VarlinkHandler>
-    private let work: AsyncStream<VarlinkRouter.Work>
-    private let workSink: AsyncStream<VarlinkRouter.Work>.Continuation
+    private let calls: LoopService<VarlinkRouter.Work>
 
     /// Serves `listenFD`, a listening Unix stream socket the server now owns and closes at the end.
     init(
         listenFD: Int32, store: FlagStore, controller: FlagService, limits: ServerLimits, logger: Logger
     ) throws(SystemError) {
-        // Each connection has at most one call in flight, so the stream is bounded by MaxConnections.
-        let (work, workSink) = AsyncStream<VarlinkRouter.Work>.makeStream(bufferingPolicy: .unbounded)
-        self.work = work
-        self.workSink = workSink
+        let calls = LoopService<VarlinkRouter.Work>()
+        self.calls = calls
         engine = try EventEngine(listenFD: listenFD, logger: logger, logPrefix: "Varlink: ") { doorbell in
             VarlinkHandler(
                 doorbell: doorbell, store: store, controller: controller, limits: limits, logger: logger,
-                submit: { workSink.yield($0) })
+                submit: calls.submit)
         }
     }
 
@@ -31,15 +28,8 @@ final class VarlinkServer: Service {
     func run() async {
         let engine = self.engine
         let loop = engine.handler
-        let workSink = self.workSink
-        await LoopService.run(
-            start: { finished in
-                engine.start {
-                    workSink.finish()
-                    finished()
-                }
-            },
-            work: work,
+        await calls.run(
+            start: { engine.start(finished: $0) },
             perform: { item in loop.post(.completion(item, result: await item.perform())) },
             stop: { loop.post(.shutdown) })
     }

@@ -52,6 +52,18 @@ public struct FlagsChanged: Sendable, Equatable {
             output.append(contentsOf: #","epoch":"#.utf8)
             JSONValue.writeString(epoch, to: &output)
         }
+        writeMembers(revision: revision, expiresAt: expiresAt, changed: changed, removed: removed, to: &output)
+        output.append(contentsOf: "}}\n".utf8)
+        return output
+    }
+
+    /// The members every change carries after its epoch, on the line socket and in a Varlink `Listen` reply:
+    /// `,"revision":…`, `,"expiresAt":…` (when known), the changed flags from their encoded bytes, and the
+    /// removed keys.
+    static func writeMembers(
+        revision: Int, expiresAt: JSONValue?, changed: some Sequence<[UInt8]>, removed: [String],
+        to output: inout [UInt8]
+    ) {
         output.append(contentsOf: #","revision":"#.utf8)
         JSONValue.writeNumber(Double(revision), to: &output)
         if let expiresAt {
@@ -67,8 +79,6 @@ public struct FlagsChanged: Sendable, Equatable {
         }
         output.append(contentsOf: #"],"removed":"#.utf8)
         JSONValue.array(removed.map(JSONValue.string)).write(to: &output)
-        output.append(contentsOf: "}}\n".utf8)
-        return output
     }
 
     /// Reads the params of a `flagsChanged` notification.

@@ -39,23 +39,13 @@ import Testing
     }
 
     @Test func referenceFileListsEveryKeyInItsSection() throws {
-        var section: String?
-        var seen: [ConfigurationKey] = []
-        for line in try Self.referenceText().split(separator: "\n") {
-            if line.hasPrefix("[") {
-                section = String(line.dropFirst().dropLast())
-            } else if line.hasPrefix("#"), let name = line.dropFirst().split(separator: "=").first,
-                ConfigurationKey.allCases.contains(where: { $0.name == name })
-            {
-                let key = section.flatMap(ConfigurationSection.init(rawValue:)).flatMap {
-                    ConfigurationKey(name: String(name), in: $0)
-                }
-                #expect(key != nil, "\(name) is under [\(section ?? "")]")
-                guard let key else { continue }
-                seen.append(key)
-            }
+        let keys = Self.keys(in: try Self.referenceText()) { line in
+            line.hasPrefix("[")
+                ? .section(String(line.dropFirst().dropLast()))
+                : line.hasPrefix("#")
+                    ? .key(line.dropFirst().split(separator: "=").first.map(String.init)) : .other
         }
-        #expect(seen == ConfigurationKey.allCases)
+        #expect(keys == ConfigurationKey.allCases)
     }
 
     /// docs/configuration.md has a `## [Section]` per section, each with a table row per key of it, in the order of
@@ -63,22 +53,39 @@ import Testing
     @Test func configurationPageListsEveryKeyInItsSection() throws {
         let page = try String(
             contentsOf: Self.repositoryRoot.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let keys = Self.keys(in: page) { line in
+            line.hasPrefix("## [")
+                ? .section(String(line.dropFirst(4).prefix { $0 != "]" }))
+                : line.hasPrefix("| `")
+                    ? .key(line.dropFirst(3).split(separator: "`").first.map(String.init)) : .other
+        }
+        #expect(keys == ConfigurationKey.allCases)
+    }
+
+    /// What a line of a listing of keys is.
+    enum ListingLine {
+        case section(String)
+        /// A line that may name a key (nil: it cannot).
+        case key(String?)
+        case other
+    }
+
+    /// The keys `text` lists, in order, each expected under its own section: `read` says what each line is.
+    static func keys(in text: String, read: (Substring) -> ListingLine) -> [ConfigurationKey] {
         var section: String?
         var seen: [ConfigurationKey] = []
-        for line in page.split(separator: "\n") {
-            if line.hasPrefix("## [") {
-                section = String(line.dropFirst(4).prefix { $0 != "]" })
-            } else if line.hasPrefix("| `"), let name = line.dropFirst(3).split(separator: "`").first,
-                ConfigurationKey.allCases.contains(where: { $0.name == name })
-            {
+        for line in text.split(separator: "\n") {
+            switch read(line) {
+            case .section(let name): section = name
+            case .key(let name?) where ConfigurationKey.allCases.contains(where: { $0.name == name }):
                 let key = section.flatMap(ConfigurationSection.init(rawValue:)).flatMap {
-                    ConfigurationKey(name: String(name), in: $0)
+                    ConfigurationKey(name: name, in: $0)
                 }
                 #expect(key != nil, "\(name) is under [\(section ?? "")]")
-                guard let key else { continue }
-                seen.append(key)
+                if let key { seen.append(key) }
+            case .key, .other: continue
             }
         }
-        #expect(seen == ConfigurationKey.allCases)
+        return seen
     }
 }

@@ -40,24 +40,37 @@ import UnixIO
         #expect(ManagerNotifier.socketAddress("/" + String(repeating: "x", count: 200)) == nil)
     }
 
-    @Test("With no thread to be had, an ordinary status tries again: the newest status arrives, statuses coalesced")
-    func aStatusRetriesTheThreadAndIsNeverLost() throws {
+    /// Sends `READY=1`, what `fill` sends and then `last` while the manager's queue is full and no thread can be
+    /// started; then lets threads start and sends `STATUS=newest`. Returns what the manager received, and how
+    /// often a thread was asked for before threads could be had.
+    private static func throughAFullQueue(
+        fill: (ManagerNotifier) -> Void, last: String
+    ) throws -> (received: [String], threadCalls: Int) {
         let manager = try FullManagerSocket()
         defer { manager.close() }
         let starter = FlakyThreadStarter()
         let notifier = ManagerNotifier(environment: ["NOTIFY_SOCKET": manager.path], startThread: starter.start)
-        // The manager's queue is full and no thread can be started: everything joins the backlog, past its limit.
         notifier.send("READY=1")
-        for index in 1...(ManagerNotifier.backlogLimit * 2) {
-            notifier.send("STATUS=status \(index)")
-            notifier.send("WATCHDOG=1")
-        }
-        notifier.send("RELOADING=1")
-        #expect(starter.calls > 2 * ManagerNotifier.backlogLimit, "every message tried to start the thread")
-        // Threads can be had again; the next message is an ordinary status, and it starts the worker.
+        fill(notifier)
+        notifier.send(last)
+        let threadCalls = starter.calls
         starter.works = true
         notifier.send("STATUS=newest")
-        let received = manager.drain(until: "STATUS=newest")
+        return (manager.drain(until: "STATUS=newest"), threadCalls)
+    }
+
+    @Test("With no thread to be had, an ordinary status tries again: the newest status arrives, statuses coalesced")
+    func aStatusRetriesTheThreadAndIsNeverLost() throws {
+        // Everything joins the backlog, past its limit.
+        let (received, threadCalls) = try Self.throughAFullQueue(
+            fill: { notifier in
+                for index in 1...(ManagerNotifier.backlogLimit * 2) {
+                    notifier.send("STATUS=status \(index)")
+                    notifier.send("WATCHDOG=1")
+                }
+            }, last: "RELOADING=1")
+        #expect(threadCalls > 2 * ManagerNotifier.backlogLimit, "every message tried to start the thread")
+        // Threads could be had again; the next message, an ordinary status, started the worker.
         #expect(received.last == "STATUS=newest", "\(received)")
         // In order, each kind once: the queued READY=1 first, one ping, RELOADING=1, then the newest status.
         #expect(received == ["READY=1", "WATCHDOG=1", "RELOADING=1", "STATUS=newest"], "\(received)")
@@ -65,19 +78,11 @@ import UnixIO
 
     @Test("Past the limit a status pushes out the oldest waiting status or ping, never a state change")
     func theBacklogStaysBounded() throws {
-        let manager = try FullManagerSocket()
-        defer { manager.close() }
-        let starter = FlakyThreadStarter()
-        let notifier = ManagerNotifier(environment: ["NOTIFY_SOCKET": manager.path], startThread: starter.start)
-        notifier.send("READY=1")
         // Distinct fields each time, so nothing coalesces: the limit is what bounds them.
-        for index in 1...(ManagerNotifier.backlogLimit * 2) {
-            notifier.send("X_PWFLAGSD_\(index)=1")
-        }
-        notifier.send("STOPPING=1")
-        starter.works = true
-        notifier.send("STATUS=newest")
-        let received = manager.drain(until: "STATUS=newest")
+        let (received, _) = try Self.throughAFullQueue(
+            fill: { notifier in
+                for index in 1...(ManagerNotifier.backlogLimit * 2) { notifier.send("X_PWFLAGSD_\(index)=1") }
+            }, last: "STOPPING=1")
         let states: Set = ["READY=1", "STOPPING=1"]
         #expect(received.count { !states.contains($0) } <= ManagerNotifier.backlogLimit, "\(received.count)")
         #expect(received.first == "READY=1")

@@ -49,19 +49,9 @@ public enum VarlinkReply {
         writePrefix(continues: true, to: &output)
         output.append(contentsOf: #"{"epoch":"#.utf8)
         JSONValue.writeString(epoch, to: &output)
-        output.append(contentsOf: #","revision":"#.utf8)
-        JSONValue.writeNumber(Double(revision), to: &output)
-        output.append(contentsOf: #","expiresAt":"#.utf8)
-        expiresAt.write(to: &output)
-        output.append(contentsOf: #","changed":["#.utf8)
-        var first = true
-        for flag in changed {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
-            output.append(contentsOf: flag)
-        }
-        output.append(contentsOf: #"],"removed":"#.utf8)
-        JSONValue.array(removed.map(JSONValue.string)).write(to: &output)
+        // expiresAt is always there in Varlink: null when the flags never expire.
+        FlagsChanged.writeMembers(
+            revision: revision, expiresAt: .some(expiresAt), changed: changed, removed: removed, to: &output)
         output.append(UInt8(ascii: "}"))
         writeSuffix(to: &output)
     }

@@ -14,36 +14,14 @@ import Testing
 /// test makes it (`python3 -m venv`, `pip install`) when it is missing or holds other versions, and fails, not
 /// skips, when that cannot be done. The versions are pinned to those docs/openfeature.md names.
 @Suite(.serialized, .hangLimit) struct OFREPStockProviderTests {
-    static let venv = Repository.path(".build/ofrep-venv")
     static let program = Repository.path("Tests/OpenFeature/ofrep_example.py")
     /// Kept in step with docs/openfeature.md's "Python" section and `.ci/run`.
     static let packages = ["openfeature-sdk==0.10.0", "openfeature-provider-ofrep==0.3.0"]
+    static let venv = PythonVenv("ofrep-venv", packages: packages, imports: ["openfeature.contrib.provider.ofrep"])
 
     /// The venv's python with both packages importable at their pinned versions; made on first use.
     static func python() throws -> String {
-        let python = venv + "/bin/python"
-        let pins = packages.map { $0.split(separator: "=", omittingEmptySubsequences: true) }
-            .map { "('\($0[0])','\($0[1])')" }.joined(separator: ",")
-        let check = [
-            "-c",
-            "import importlib.metadata as m, openfeature.contrib.provider.ofrep; "
-                + "raise SystemExit(any(m.version(n) != v for n, v in [\(pins)]))",
-        ]
-        if FileManager.default.isExecutableFile(atPath: python),
-            (try? Command.run(python, check, check: false).status) == 0
-        {
-            return python
-        }
-        let created = try Command.run("/usr/bin/python3", ["-m", "venv", venv], check: false, timeout: .seconds(120))
-        try #require(created.status == 0, "python3 -m venv failed (apt-get install python3-venv): \(created)")
-        let installed = try Command.run(
-            python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages, check: false,
-            timeout: .seconds(300))
-        try #require(installed.status == 0, "pip install \(packages) failed: \(installed)")
-        try #require(
-            try Command.run(python, check, check: false).status == 0,
-            "the OFREP provider does not import at \(packages)")
-        return python
+        try venv.prepared()
     }
 
     @Test func theStockProviderReadsEveryTypeDefaultsAnAbsentKeyAndSeesAChange() async throws {

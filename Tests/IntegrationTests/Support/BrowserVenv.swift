@@ -13,17 +13,11 @@ enum BrowserVenv {
     /// indexes lack; 4.38.0 installs everywhere this runs). Kept in sync with `.ci/run`.
     static let packages = ["selenium==4.38.0", "jsonschema==4.26.0"]
 
-    static var venv: String { Repository.path(".build/browser-venv") }
-    static var python: String { venv + "/bin/python" }
+    static let venv = PythonVenv("browser-venv", packages: packages, imports: ["selenium", "jsonschema"])
+    static var python: String { venv.python }
 
     /// The venv with the packages, made when missing.
     static func prepare() throws {
-        if FileManager.default.isExecutableFile(atPath: python),
-            (try? Command.run(python, ["-c", "import selenium, jsonschema"], check: false).status) == 0
-        {
-            return
-        }
-        try Command.run("/usr/bin/python3", ["-m", "venv", venv], timeout: .seconds(120))
-        try Command.run(venv + "/bin/pip", ["install", "--quiet"] + packages, timeout: .seconds(300))
+        _ = try venv.prepared()
     }
 }

@@ -16,12 +16,12 @@ enum PrometheusParser {
     /// The pinned version, so that a new release cannot change what passes.
     static let package = "prometheus-client==0.26.0"
 
-    static var venv: String { Repository.path(".build/metrics-venv") }
+    static let venv = PythonVenv("metrics-venv", packages: [package], imports: ["prometheus_client"])
 
     /// Parses `text` as `format` ("openmetrics" or "prometheus") and returns the families as
     /// `[{"name","type","samples":[{"name","labels","value"}]}]`; throws the parser's complaint.
     static func parse(_ text: String, format: String) throws -> [JSONValue] {
-        try prepare()
+        let python = try venv.prepared()
         let directory = try TemporaryDirectory(prefix: "pwprom")
         defer { directory.remove() }
         try directory.write("metrics.txt", text)
@@ -36,23 +36,11 @@ enum PrometheusParser {
             print(json.dumps(families))
             """
         let outcome = try Command.run(
-            venv + "/bin/python", ["-c", script, directory.file("metrics.txt"), format], check: false)
+            python, ["-c", script, directory.file("metrics.txt"), format], check: false)
         guard outcome.status == 0 else {
             throw Rejected(description: "prometheus_client rejected the \(format) text: \(outcome.stderr)")
         }
         return try JSONValue(parsing: Array(outcome.stdout.utf8)).arrayValue ?? []
-    }
-
-    /// The venv with the package, made when missing.
-    private static func prepare() throws {
-        let python = venv + "/bin/python"
-        if FileManager.default.isExecutableFile(atPath: python),
-            (try? Command.run(python, ["-c", "import prometheus_client"], check: false).status) == 0
-        {
-            return
-        }
-        try Command.run("/usr/bin/python3", ["-m", "venv", venv], timeout: .seconds(120))
-        try Command.run(venv + "/bin/pip", ["install", "--quiet", package], timeout: .seconds(300))
     }
 
     /// The value of the sample `name` with `labels` among `families`; nil when there is none.

@@ -250,6 +250,16 @@ class AsyncClient:
         """True while the mirror's subscription is open."""
         return self._mirror.connected
 
+    @property
+    def revision(self) -> int:
+        """The daemon's revision of the flags the mirror holds (0 before a snapshot)."""
+        return self._mirror.revision
+
+    @property
+    def epoch(self) -> str | None:
+        """The daemon run of the flags the mirror holds; None before a snapshot or once they expired."""
+        return self._mirror.epoch
+
     def start(self) -> None:
         """Starts the task that keeps the mirror, on the running loop (once)."""
         if self._closed:

@@ -296,6 +296,16 @@ class Client:
         """True while the mirror's subscription is open."""
         return self._mirror.connected
 
+    @property
+    def revision(self) -> int:
+        """The daemon's revision of the flags the mirror holds (0 before a snapshot)."""
+        return self._mirror.revision
+
+    @property
+    def epoch(self) -> str | None:
+        """The daemon run (`epoch`) of the flags the mirror holds; None before a snapshot or once they expired."""
+        return self._mirror.epoch
+
     def start(self) -> None:
         """Starts the thread that keeps the mirror (once; later calls do nothing)."""
         if self._closed:

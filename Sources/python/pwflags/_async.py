@@ -364,13 +364,16 @@ class AsyncClient:
             buffer = LineBuffer(self.max_line_bytes)
             writer.write(subscription.open())
             status_at = loop.time() + STATUS_INTERVAL
+            listen_by = loop.time() + self.timeout  # a daemon that never answers `listen` is left
             while True:
-                wait = max(0.0, status_at - loop.time()) if self._mirror.connected else None
+                due = status_at if self._mirror.connected else listen_by
                 try:
-                    async with asyncio.timeout(wait):
+                    async with asyncio.timeout_at(due):
                         data = await reader.read(65536)
                 except TimeoutError:
                     data = None
+                if not self._mirror.connected and loop.time() >= listen_by:
+                    raise Timeout("no answer to listen in time")
                 if data == b"":
                     raise ConnectionLost("the daemon closed the subscription")
                 for line in buffer.feed(data or b""):

@@ -408,11 +408,14 @@ class Client:
             poller.register(sock, select.POLLIN)
             poller.register(self._wake_r, select.POLLIN)
             status_at = time.monotonic() + STATUS_INTERVAL
+            listen_by = time.monotonic() + self.timeout  # a daemon that never answers `listen` is left
             while not self._stopping.is_set():
-                wait = max(0.0, status_at - time.monotonic()) if self._mirror.connected else None
-                ready = poller.poll(None if wait is None else wait * 1000 + 1)
+                due = status_at if self._mirror.connected else listen_by
+                ready = poller.poll(max(0.0, due - time.monotonic()) * 1000 + 1)
                 if self._stopping.is_set():
                     return
+                if not self._mirror.connected and time.monotonic() >= listen_by:
+                    raise Timeout("no answer to listen in time")
                 if any(fd == sock.fileno() for fd, _ in ready):
                     data = sock.recv(65536)
                     if not data:

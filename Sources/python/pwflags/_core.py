@@ -437,7 +437,8 @@ class Mirror:
         for key, flag in self.flags.items():
             if flag.overridden:
                 value = flag.to_json()
-                value.pop("sourceValue", None)
+                if "sourceValue" in value:
+                    value["sourceValue"] = None
                 kept[key] = Flag.from_json(value)
         return self._replace(kept)
 

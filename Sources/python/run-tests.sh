@@ -3,6 +3,7 @@
 # package and the tests, then pytest against the real daemon.
 #
 #   Sources/python/run-tests.sh [PYTEST ARGS...]
+#   Sources/python/run-tests.sh --prepare      (makes the venv only: CI's setup step)
 #
 # The daemon is $PWFLAGSD_BIN, else .build/debug/pwflagsd; PYTHON (default python3) makes the venv.
 set -euo pipefail
@@ -17,6 +18,7 @@ if ! "$VENV/bin/python" -c "$check" "${PACKAGES[@]}" 2>/dev/null; then
     "${PYTHON:-python3}" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PACKAGES[@]}"
 fi
+[[ ${1:-} == --prepare ]] && exit 0
 export PWFLAGSD_BIN=${PWFLAGSD_BIN:-$REPO/.build/debug/pwflagsd}
 [[ -x $PWFLAGSD_BIN ]] || { echo "run-tests.sh: no pwflagsd at $PWFLAGSD_BIN" >&2; exit 1; }
 

@@ -30,13 +30,13 @@ import UnixIO
 
         deinit { rig.remove() }
 
-        func connection(_ peer: PeerCredentials = RequestRouterTests.peer) -> Connection {
-            Connection(id: 7, fd: -1, peer: peer, maxLineBytes: 4096)
+        func connection(_ peer: PeerCredentials = RequestRouterTests.peer) -> LineConnection {
+            LineConnection(id: 7, fd: -1, peer: peer, maxLineBytes: 4096)
         }
 
         /// Routes `line` and returns the lines written for it, parsed (and takes them out of the queue).
         @discardableResult
-        func route(_ line: String, on connection: Connection) throws -> [JSONValue] {
+        func route(_ line: String, on connection: LineConnection) throws -> [JSONValue] {
             router.route(
                 ArraySlice(line.utf8), on: connection, snapshot: rig.store.current, limits: ServerLimits(),
                 openConnections: 1)

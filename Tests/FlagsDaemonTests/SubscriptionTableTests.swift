@@ -14,9 +14,9 @@ import UnixIO
         Flag(key: "a", isEnabled: true, ruleId: "r1"), Flag(key: "b", isEnabled: false, ruleId: "r2"),
     ])
 
-    static func connection() -> Connection { Connection(id: 1, fd: -1, peer: peer, maxLineBytes: 1024) }
+    static func connection() -> LineConnection { LineConnection(id: 1, fd: -1, peer: peer, maxLineBytes: 1024) }
 
-    static func text(_ connection: Connection) -> String {
+    static func text(_ connection: LineConnection) -> String {
         defer { connection.output.bytes.removeAll() }
         return String(decoding: connection.output.bytes, as: UTF8.self)
     }

@@ -116,7 +116,7 @@ import UnixIO
     @Test("flagsChanged says the expiry of the update it tells")
     func theNotificationSaysTheUpdatesExpiry() {
         let table = SubscriptionTable()
-        let connection = Connection(
+        let connection = LineConnection(
             id: 1, fd: -1, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), maxLineBytes: 1024)
         let before = FlagSnapshot(epoch: "e1", revision: 1, flags: FlagSet([Self.flag]))
         table.listen(

@@ -8,12 +8,12 @@ import UnixIO
 /// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
 /// event loop's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked
 /// mailbox and the loop's doorbell. The jobs around it have their own types, owned by that thread too:
-/// `Connection` (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen`
+/// `LineConnection` (input framing and output), `RequestRouter` (what a line asks), `SubscriptionTable` (`listen`
 /// and fan-out).
 ///
 /// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Sendable` mailbox.
 final class LineHandler: FramedHandler, @unchecked Sendable {
-    typealias Connection = FlagsDaemon.Connection
+    typealias Connection = LineConnection
 
     /// Messages to the loop from other threads.
     enum Mail: Sendable {
@@ -100,21 +100,21 @@ final class LineHandler: FramedHandler, @unchecked Sendable {
 
     // MARK: What a line connection adds to the framed steps
 
-    func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> Connection {
-        Connection(id: id, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
+    func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> LineConnection {
+        LineConnection(id: id, fd: fd, peer: peer, maxLineBytes: limits.maxLineBytes)
     }
 
     /// A line connection reads its next request while it has subscriptions.
-    func streams(_ connection: Connection) -> Bool { false }
+    func streams(_ connection: LineConnection) -> Bool { false }
 
-    func listens(_ connection: Connection) -> Bool { !connection.subscriptions.isEmpty }
+    func listens(_ connection: LineConnection) -> Bool { !connection.subscriptions.isEmpty }
 
-    func route(_ message: ArraySlice<UInt8>, on connection: Connection) {
+    func route(_ message: ArraySlice<UInt8>, on connection: LineConnection) {
         router.route(
             message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)
     }
 
-    func refuseTooLong(_ connection: Connection) {
+    func refuseTooLong(_ connection: LineConnection) {
         metrics.error(.lineTooLong(limit: limits.maxLineBytes))
         Message.writeError(
             id: .unreadable, error: .lineTooLong(limit: limits.maxLineBytes), to: &connection.output.bytes)
@@ -123,11 +123,11 @@ final class LineHandler: FramedHandler, @unchecked Sendable {
     }
 
     /// A change is propagated once every connection it was queued on has written it.
-    func sentEverything(_ connection: Connection) {
+    func sentEverything(_ connection: LineConnection) {
         if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }
 
-    func forget(_ connection: Connection) {
+    func forget(_ connection: LineConnection) {
         subscriptions.remove(connection)
         if !propagation.isIdle { propagation.written(connection.id, now: EngineClock.now()) }
     }

@@ -35,7 +35,7 @@ final class RequestRouter {
 
     /// Answers one request line on `connection`, or hands it to the async side (then the connection is busy).
     func route(
-        _ line: ArraySlice<UInt8>, on connection: Connection, snapshot: FlagSnapshot, limits: ServerLimits,
+        _ line: ArraySlice<UInt8>, on connection: LineConnection, snapshot: FlagSnapshot, limits: ServerLimits,
         openConnections: Int
     ) {
         if let fast = FastRequest.scan(line) {
@@ -131,7 +131,7 @@ final class RequestRouter {
     }
 
     /// Answers a request the fast scanner recognised, from the snapshot's encoded flags.
-    private func answer(_ request: FastRequest, on connection: Connection, snapshot: FlagSnapshot) {
+    private func answer(_ request: FastRequest, on connection: LineConnection, snapshot: FlagSnapshot) {
         switch request {
         case .get(let id, let key):
             metrics.fastGets &+= 1
@@ -156,7 +156,7 @@ final class RequestRouter {
 
     /// Hands a method that may wait to the async side; the connection's later lines wait for its answer.
     private func hand<Answer: CallResult>(
-        _ connection: Connection, _ requestID: RequestID?,
+        _ connection: LineConnection, _ requestID: RequestID?,
         _ perform: @escaping @Sendable () async -> Result<Answer, RPCError>
     ) {
         connection.busy = true

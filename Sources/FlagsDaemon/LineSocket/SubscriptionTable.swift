@@ -30,7 +30,7 @@ final class SubscriptionTable {
     /// holds these flags already. Any other `since` (an earlier revision of this epoch, another epoch) gets the
     /// whole listing, since the daemon keeps no history to send only what changed after it.
     func listen(
-        _ connection: Connection, keys: [String]?, since: StreamPosition? = nil, requestID: RequestID?,
+        _ connection: LineConnection, keys: [String]?, since: StreamPosition? = nil, requestID: RequestID?,
         limits: ServerLimits,
         snapshot: FlagSnapshot, expiresAt: () -> JSONValue
     ) {
@@ -66,7 +66,7 @@ final class SubscriptionTable {
     }
 
     /// Ends one subscription of `connection`, or answers that it has none by that id.
-    func unlisten(_ connection: Connection, subscription: String, requestID: RequestID?) {
+    func unlisten(_ connection: LineConnection, subscription: String, requestID: RequestID?) {
         guard let index = connection.subscriptions.firstIndex(where: { $0.id == subscription }) else {
             if let id = requestID {
                 metrics.error(.unknownSubscription)
@@ -81,7 +81,7 @@ final class SubscriptionTable {
     }
 
     /// Forgets the subscriptions of a connection that closed.
-    func remove(_ connection: Connection) {
+    func remove(_ connection: LineConnection) {
         for subscription in connection.subscriptions { listeners.closed(subscription.keys) }
     }
 
@@ -94,8 +94,8 @@ final class SubscriptionTable {
     /// connections it queued a notification on.
     @discardableResult
     func fanOut(
-        _ update: FlagUpdate, to connections: [Connection], settle: (Connection) -> Void
-    ) -> [Connection] {
+        _ update: FlagUpdate, to connections: [LineConnection], settle: (LineConnection) -> Void
+    ) -> [LineConnection] {
         guard listeners.count > 0 else { return [] }
         // The update's own: read anywhere else, it could belong to a later change than this one.
         let expiresAt = update.expiry.json
@@ -113,7 +113,7 @@ final class SubscriptionTable {
     }
 }
 
-extension Connection: ChangeListener {
+extension LineConnection: ChangeListener {
     var listenCount: Int { subscriptions.count }
 
     func listenKeys(at index: Int) -> Set<FlagKey>? { subscriptions[index].keys }

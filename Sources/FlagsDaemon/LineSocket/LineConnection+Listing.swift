@@ -1,7 +1,7 @@
 import FlagsCore
 import FlagsProtocol
 
-extension Connection {
+extension LineConnection {
     /// Writes the `FlagListing` of `getAll` and `listen` from the snapshot's encodings, shared rather than
     /// copied (`FlagSnapshot.writeFlags`).
     /// `unchanged`: no flags, `"unchanged":true` (a `listen` whose `since` is the snapshot's position).

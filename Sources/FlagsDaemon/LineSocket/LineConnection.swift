@@ -3,7 +3,7 @@ import FlagsProtocol
 import UnixIO
 
 /// One client of the line socket: a framed connection of lines, and its subscriptions.
-final class Connection: FramedConnection {
+final class LineConnection: FramedConnection {
     /// Subscription id to its keys (nil: every key), in creation order for deterministic fan-out.
     var subscriptions: [(id: String, keys: Set<FlagKey>?)] = []
 

@@ -83,10 +83,10 @@ public final class Daemon: Sendable {
             server = try SocketServer(
                 listenFD: listenFD,
                 store: store,
-                handler: controller,
+                controller: controller,
                 limits: ServerLimits(configuration),
                 logger: logger,
-                heartbeat: watchdog.map { (interval: $0 / 2, action: { Systemd.notifyWatchdog() }) }
+                heartbeat: watchdog.map { .init(interval: $0 / 2, action: { Systemd.notifyWatchdog() }) }
             )
         } catch {
             close(listenFD)

@@ -12,14 +12,14 @@ import UnixIO
 /// and fan-out).
 ///
 /// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Sendable` mailbox.
-final class LineHandler: FramedHandler, @unchecked Sendable {
+final class LineHandler: ServedHandler, @unchecked Sendable {
     typealias Connection = LineConnection
 
     /// Messages to the loop from other threads.
-    enum Mail: Sendable {
+    enum Mail: ServerMail {
         /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
         case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
-        case completion(connection: ConnectionKey, requestID: RequestID?, result: Result<any CallResult, RPCError>)
+        case completion(RequestRouter.Work, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case shutdown
     }
@@ -42,6 +42,7 @@ final class LineHandler: FramedHandler, @unchecked Sendable {
     var nextIdleSweep: UInt64
 
     static let logPrefix = ""
+    static let serverName = "SocketServer"
     static let terminator = UInt8(ascii: "\n")
     /// The drain allowed at shutdown for in-flight requests and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000
@@ -81,8 +82,7 @@ final class LineHandler: FramedHandler, @unchecked Sendable {
             switch message {
             case .metrics(let format, let reply):
                 reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
-            case .completion(let key, let requestID, let result):
-                complete(key, requestID: requestID, result: result)
+            case .completion(let work, let result): complete(work.connection, requestID: work.requestID, result: result)
             case .limits(let newLimits): limits = newLimits
             case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
             }

@@ -10,7 +10,7 @@ import UnixIO
 /// event loop's thread, as the connections are.
 final class RequestRouter {
     /// A request handed to the async side because it may wait.
-    struct Work: Sendable {
+    struct Work: OffLoopCall {
         let connection: ConnectionKey
         /// The id as the request sent it, owning its bytes.
         let requestID: RequestID?

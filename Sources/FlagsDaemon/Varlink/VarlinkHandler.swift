@@ -12,11 +12,11 @@ import UnixIO
 /// flight, and a call's async work ends with it (`VarlinkServer`).
 ///
 /// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Sendable` mailbox.
-final class VarlinkHandler: FramedHandler, @unchecked Sendable {
+final class VarlinkHandler: ServedHandler, @unchecked Sendable {
     typealias Connection = VarlinkConnection
 
     /// Messages to the loop from other threads.
-    enum Mail: Sendable {
+    enum Mail: ServerMail {
         case completion(VarlinkRouter.Work, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case shutdown
@@ -36,6 +36,7 @@ final class VarlinkHandler: FramedHandler, @unchecked Sendable {
     var refusedMessages = LogThrottle()
 
     static let logPrefix = "Varlink: "
+    static let serverName = "VarlinkServer"
     static let terminator = VarlinkReply.terminator
     /// The drain allowed at shutdown for calls in flight and unsent output.
     static let drainTimeout: UInt64 = 2_000_000_000

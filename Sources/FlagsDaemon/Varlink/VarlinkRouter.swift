@@ -10,7 +10,7 @@ import UnixIO
 /// side (`FlagService`). Owned by the event loop's thread.
 final class VarlinkRouter {
     /// A call handed to the async side because it may wait.
-    struct Work: Sendable {
+    struct Work: OffLoopCall {
         let connection: ConnectionKey
         /// The Varlink method's qualified name, for its error replies.
         let method: String

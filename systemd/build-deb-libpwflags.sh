@@ -15,12 +15,8 @@ VERSION=${2:?usage: build-deb-libpwflags.sh OUTDIR VERSION [ARCH]}
 LIB=$REPO/Sources/libpwflags
 # shellcheck source=systemd/cross/arch.sh
 . "$REPO/systemd/cross/arch.sh"
-MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
-SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
-export SOURCE_DATE_EPOCH
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-umask 022
+# shellcheck source=systemd/deb-common.sh
+. "$REPO/systemd/deb-common.sh" # MAINTAINER, SOURCE_DATE_EPOCH, WORK, umask 022
 
 # The library as installed under /usr, hardened as Debian's build flags would make it, for ARCH.
 ARCH=${3:-$(dpkg --print-architecture)}

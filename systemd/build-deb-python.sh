@@ -13,12 +13,8 @@ OUTDIR=${1:?usage: build-deb-python.sh OUTDIR VERSION}
 VERSION=${2:?usage: build-deb-python.sh OUTDIR VERSION}
 SRC=$REPO/Sources/python
 PACKAGE=python3-pwflags
-MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
-SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}
-export SOURCE_DATE_EPOCH
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-umask 022
+# shellcheck source=systemd/deb-common.sh
+. "$REPO/systemd/deb-common.sh" # MAINTAINER, SOURCE_DATE_EPOCH, WORK, umask 022
 
 ROOT=$WORK/$PACKAGE
 SITE=$ROOT/usr/lib/python3/dist-packages

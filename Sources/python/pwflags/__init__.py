@@ -6,7 +6,8 @@ OpenFeature provider over `Client` (extra `openfeature`).
 """
 
 from ._async import AsyncClient
-from ._client import AppState, Client, Listener, Refreshed
+from ._base import AppState, Listener, Refreshed
+from ._client import Client
 from ._core import (
     DEFAULT_SOCKET,
     ConnectionLost,

@@ -19,7 +19,7 @@ from openfeature.exception import ErrorCode
 from openfeature.flag_evaluation import FlagResolutionDetails, FlagValueType, Reason
 from openfeature.provider import AbstractProvider, Metadata
 
-from ._client import Client, log
+from ._client import Client
 from ._core import Error, Flag, FlagsUpdate
 
 T = TypeVar("T")

@@ -51,7 +51,9 @@ import UnixIO
             close(fds[1])
         }
         Self.expectNothingLeaks {
-            let engine = try? EventEngine<LineHandler>(listenFD: fds[0], logger: Logger(level: .err)) {
+            let engine = try? EventEngine<LineHandler>(
+                listenFD: fds[0], share: ConnectionShare(), logger: Logger(level: .err)
+            ) {
                 _ throws(SystemError) in throw SystemError("setup", errno: ENOMEM)
             }
             #expect(engine == nil)

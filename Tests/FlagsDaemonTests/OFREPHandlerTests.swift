@@ -39,7 +39,8 @@ import UnixIO
                 tcp ? try InetSocket.listen(host: "127.0.0.1", port: 0) : try UnixSocket.listen(at: path, mode: 0o600)
             port = tcp ? InetSocket.localPort(fd) : nil
             let logger = Logger(level: .err)
-            engine = try EventEngine(listenFD: fd, logger: logger, logPrefix: "OFREP: ") { doorbell in
+            engine = try EventEngine(listenFD: fd, share: ConnectionShare(), logger: logger, logPrefix: "OFREP: ") {
+                doorbell in
                 OFREPHandler(
                     doorbell: doorbell, listenFD: fd, isTCP: tcp, store: store, token: token.map { Array($0.utf8) },
                     allowedOrigins: [], limits: limits, logger: logger, metrics: DaemonMetrics())

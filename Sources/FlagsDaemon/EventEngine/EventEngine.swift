@@ -40,8 +40,8 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
     /// `finished` as `start` was given it, until the loop's thread takes it.
     private let startedWith = Locked<(@Sendable () -> Void)?>(nil)
     var connections: [Int32: Connection] = [:]
-    /// Each peer user's share of `connections` (ConnectionShare).
-    var share = ConnectionShare()
+    /// Each peer user's share of `connections`, as the flag service rules it (`ConnectionShare`).
+    var share: any SlotShare
     private var refusedShares = LogThrottle()
     private(set) var phase = Phase.running
     /// The engine's one read buffer, lent to the handler for each read.
@@ -52,11 +52,11 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
     private var nextBeat: UInt64?
 
     /// Serves `listenFD`, a listening socket the engine now owns and closes at the end, on `loop` once
-    /// started; `makeHandler` builds the handler with the loop's doorbell. Throws when the loop is missing or
+    /// started; `share` is who may take its slots; `makeHandler` builds the handler with the loop's doorbell. Throws when the loop is missing or
     /// refuses the socket, or the handler cannot be built; the socket is then left out of the loop.
     init(
-        listenFD: Int32, loop: EventLoop? = EventLoop.shared, logger: Logger, logPrefix: String = "",
-        heartbeat: Heartbeat? = nil, makeHandler: (Doorbell) throws(SystemError) -> Handler
+        listenFD: Int32, loop: EventLoop? = EventLoop.shared, share: some SlotShare, logger: Logger,
+        logPrefix: String = "", heartbeat: Heartbeat? = nil, makeHandler: (Doorbell) throws(SystemError) -> Handler
     ) throws(SystemError) {
         guard let loop else { throw SystemError("epoll_create1", errno: EMFILE) }
         // Added now, with no events, so that a socket epoll refuses fails here; `start` asks for its events.
@@ -68,6 +68,7 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
             throw error
         }
         self.loop = loop
+        self.share = share
         self.logger = logger
         self.logPrefix = logPrefix
         self.heartbeat = heartbeat
@@ -202,7 +203,7 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
                         logPrefix + "refused connections of a user past its share of the connections",
                         [
                             "PEER_UID": String(uid), "CONNECTIONS_REFUSED": String(count),
-                            "USER_SHARE": String(ConnectionShare.perUser(of: handler.maxConnections)),
+                            "USER_SHARE": String(share.perUser(of: handler.maxConnections)),
                         ])
                 }
                 handler.refuse(fd, logCount: nil)

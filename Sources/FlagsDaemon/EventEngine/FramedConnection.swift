@@ -33,7 +33,7 @@ class FramedConnection: IdentifiedConnection {
     /// The peer sent its last byte (it may only have shut down its writing side and still read): answer the
     /// messages already received, flush, then close.
     var inputClosed = false
-    /// What the connection's listen keys count against `MaxListenKeys` (`ListenKeyCost`).
+    /// What the connection's listen keys count against `MaxListenKeys` (`ListenBounds`).
     var listenKeyUnits = 0
     /// The epoll events currently registered.
     var interest: Epoll.Events = []

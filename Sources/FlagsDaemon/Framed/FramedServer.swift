@@ -45,8 +45,10 @@ final class FramedServer<Handler: ServedHandler>: Service {
     ) throws(SystemError) {
         let calls = LoopService<Handler.Mail.Call>()
         self.calls = calls
-        engine = try EventEngine(listenFD: listenFD, logger: logger, logPrefix: Handler.logPrefix, heartbeat: heartbeat)
-        { doorbell in
+        engine = try EventEngine(
+            listenFD: listenFD, share: ConnectionShare(), logger: logger, logPrefix: Handler.logPrefix,
+            heartbeat: heartbeat
+        ) { doorbell in
             Handler(
                 doorbell: doorbell, store: store, controller: controller, limits: limits, logger: logger,
                 submit: calls.submit)

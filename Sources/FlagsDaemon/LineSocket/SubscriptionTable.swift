@@ -24,7 +24,7 @@ final class SubscriptionTable {
     }
 
     /// Opens a subscription to `keys` (nil: every key) and answers with the listing, or refuses it past
-    /// `MaxSubscriptions` or `MaxListenKeys` (`ListenKeyCost`).
+    /// `MaxSubscriptions` or `MaxListenKeys` (`ListenBounds`).
     ///
     /// A `since` that is the snapshot's epoch and revision gets "unchanged" instead of the listing: the client
     /// holds these flags already. Any other `since` (an earlier revision of this epoch, another epoch) gets the
@@ -34,30 +34,19 @@ final class SubscriptionTable {
         limits: ServerLimits,
         snapshot: FlagSnapshot, expiresAt: () -> JSONValue
     ) {
-        guard connection.subscriptions.count < limits.maxSubscriptions else {
-            if let requestID {
-                metrics.error(.tooManySubscriptions(limit: limits.maxSubscriptions))
-                Message.writeError(
-                    id: requestID, error: .tooManySubscriptions(limit: limits.maxSubscriptions),
-                    to: &connection.output.bytes)
-            }
-            return
-        }
         let wanted = keys.map { Set($0.map { FlagKey($0) }) }
-        let units = ListenKeyCost.units(of: wanted)
-        guard connection.listenKeyUnits + units <= limits.maxListenKeys else {
+        if let refusal = ListenBounds.open(
+            wanted, on: connection, listens: connection.subscriptions.count, limits: limits)
+        {
             if let requestID {
-                let error = RPCError.tooManyListenKeys(
-                    limit: limits.maxListenKeys, held: connection.listenKeyUnits, requested: units)
-                metrics.error(error)
-                Message.writeError(id: requestID, error: error, to: &connection.output.bytes)
+                metrics.error(refusal)
+                Message.writeError(id: requestID, error: refusal, to: &connection.output.bytes)
             }
             return
         }
         let subscription = "s\(nextID)"
         nextID += 1
         connection.subscriptions.append((subscription, wanted))
-        connection.listenKeyUnits += units
         listeners.opened(wanted)
         guard let requestID else { return }
         connection.writeListing(
@@ -75,7 +64,7 @@ final class SubscriptionTable {
             return
         }
         let removed = connection.subscriptions.remove(at: index)
-        connection.listenKeyUnits -= ListenKeyCost.units(of: removed.keys)
+        ListenBounds.close(removed.keys, on: connection)
         listeners.closed(removed.keys)
         if let id = requestID { Message.writeResult(id: id, result: EmptyResult(), to: &connection.output.bytes) }
     }

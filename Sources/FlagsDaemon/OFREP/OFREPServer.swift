@@ -14,7 +14,8 @@ final class OFREPServer: Service {
         listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String] = [],
         limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics
     ) throws(SystemError) {
-        engine = try EventEngine(listenFD: listenFD, logger: logger, logPrefix: "OFREP: ") { doorbell in
+        engine = try EventEngine(listenFD: listenFD, share: ConnectionShare(), logger: logger, logPrefix: "OFREP: ") {
+            doorbell in
             OFREPHandler(
                 doorbell: doorbell, listenFD: listenFD, isTCP: isTCP, store: store, token: token,
                 allowedOrigins: allowedOrigins, limits: limits, logger: logger, metrics: metrics)

@@ -6,7 +6,7 @@ struct ServerLimits: Sendable, Equatable {
     var maxLineBytes: Int
     var maxPendingBytes: Int
     var maxSubscriptions: Int
-    /// Listen keys per connection, in `ListenKeyCost` units.
+    /// Listen keys per connection, in `ListenBounds` units.
     var maxListenKeys: Int
     /// Nanoseconds a connection with no subscription and nothing asked or owed may stay open.
     var idleTimeout: UInt64

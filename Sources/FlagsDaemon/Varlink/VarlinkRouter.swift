@@ -142,13 +142,11 @@ final class VarlinkRouter {
         snapshot: FlagSnapshot, method: String
     ) {
         let wanted = keys.map { Set($0.map { FlagKey($0) }) }
-        let units = ListenKeyCost.units(of: wanted)
-        guard units <= limits.maxListenKeys else {
-            let error = RPCError.tooManyListenKeys(limit: limits.maxListenKeys, held: 0, requested: units)
-            return VarlinkReply.write(VarlinkError(error, method: method), to: &connection.output.bytes)
+        // A streaming Listen reads no further call, so a connection never holds more than this one.
+        if let refusal = ListenBounds.open(wanted, on: connection, listens: 0, limits: limits) {
+            return VarlinkReply.write(VarlinkError(refusal, method: method), to: &connection.output.bytes)
         }
         connection.listen = VarlinkConnection.Listen(keys: wanted)
-        connection.listenKeyUnits = units
         listeners.opened(wanted)
         var head: JSONValue = [
             "epoch": .string(snapshot.epoch), "revision": .number(Double(snapshot.revision)),

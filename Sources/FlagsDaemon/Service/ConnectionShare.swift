@@ -10,8 +10,8 @@
 /// to root and the daemon's user, who may take any free slot. A connection whose peer is not known (TCP) is not
 /// counted here; TCP clients prove themselves with the OFREP token instead.
 ///
-/// Owned by the event loop's thread.
-struct ConnectionShare {
+/// The same rule bounds the bus's calls in flight per user (`BusLoop`). Owned by the event loop's thread.
+struct ConnectionShare: SlotShare {
     /// The users with the whole table: root and the daemon's own.
     private let privileged: Set<UInt32>
     /// Open connections per unprivileged user.
@@ -25,6 +25,8 @@ struct ConnectionShare {
 
     /// The most connections one unprivileged user may hold.
     static func perUser(of capacity: Int) -> Int { max(1, capacity / 4) }
+
+    func perUser(of capacity: Int) -> Int { Self.perUser(of: capacity) }
 
     /// The slots only root and the daemon's user may take.
     static func reserved(of capacity: Int) -> Int { capacity >= 2 ? max(1, capacity / 16) : 0 }

@@ -30,7 +30,7 @@ VERSION=${PWFLAGSD_DEB_VERSION:-$RELEASE}
 # shellcheck source=systemd/cross/arch.sh
 . "$REPO/systemd/cross/arch.sh"
 binary_arch "$BINDIR/pwflagsd"
-# The one place the Maintainer is written (a placeholder address until the project has a real one).
+# The one place the Maintainer is written: the project, as every package of it names it.
 MAINTAINER=$(sed -n 's/^Maintainer: //p' "$REPO/systemd/debian/control")
 # Reproducible timestamps: the last commit's date, else now.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$REPO" log -1 --format=%ct 2>/dev/null || date +%s)}

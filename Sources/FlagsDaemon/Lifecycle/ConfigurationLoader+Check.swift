@@ -3,8 +3,9 @@ public import FlagsCore
 extension ConfigurationLoader {
     /// `load`, plus the problems the daemon would otherwise meet only when it starts, for `--check-config`,
     /// which promises every problem: an `[OFREP] TokenFile` that cannot be read or holds no token (the daemon
-    /// then serves without OFREP and says so only in its log). Reported where `TokenFile` was set, read as the
-    /// daemon reads it (`OFREPListener.token`).
+    /// then serves without OFREP and says so only in its log), reported where `TokenFile` was set and read as the
+    /// daemon reads it (`OFREPListener.token`); and a `ServerURL` from which flags can never be fetched (the
+    /// daemon then serves its cache and says why in `status.problem`, R16), reported where it was set.
     ///
     /// Not part of `load`: a daemon that starts or reloads with such a file keeps serving its socket without
     /// OFREP rather than refusing the whole configuration.
@@ -28,6 +29,12 @@ extension ConfigurationLoader {
         } catch {
             let origin = parser.origins[.tokenFile] ?? ConfigurationOrigin(file: "defaults", line: 0)
             problems.append(ConfigurationProblem(at: origin, error.message))
+        }
+        if let problem = ProviderStack.fetchProblem(configuration) {
+            let origin =
+                parser.origins[.serverURL] ?? parser.origins[.applicationCode]
+                ?? ConfigurationOrigin(file: "defaults", line: 0)
+            problems.append(ConfigurationProblem(at: origin, problem))
         }
         return problems.isEmpty ? .success(configuration) : .failure(ConfigurationErrors(problems))
     }

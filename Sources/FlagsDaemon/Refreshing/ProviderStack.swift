@@ -140,15 +140,26 @@ final class ProviderStack: Sendable {
             return PushwooshFetcher(
                 client: client, common: common, base: base, problem: nil, cacheMaxAge: configuration.cacheMaxAge)
         case .failure(let error):
-            let problem: String
-            if let serverURL = configuration.serverURL, !PushwooshEndpoint.isAcceptableBase(serverURL) {
-                problem = "ServerURL \(serverURL) does not end with json/1.3/, so flags are never requested (R16)"
-            } else {
-                problem = error.reason
-            }
             return PushwooshFetcher(
-                client: client, common: common, base: nil, problem: problem, cacheMaxAge: configuration.cacheMaxAge)
+                client: client, common: common, base: nil, problem: fetchProblem(configuration, error),
+                cacheMaxAge: configuration.cacheMaxAge)
         }
+    }
+
+    /// Why flags can never be requested with `configuration` (R16), or nil; `--check-config` reports it too.
+    static func fetchProblem(_ configuration: Configuration) -> String? {
+        guard !configuration.usesLocalSource,
+            case .failure(let error) = PushwooshEndpoint.base(
+                serverURL: configuration.serverURL, applicationCode: configuration.applicationCode)
+        else { return nil }
+        return fetchProblem(configuration, error)
+    }
+
+    private static func fetchProblem(_ configuration: Configuration, _ error: PushwooshError) -> String {
+        if let serverURL = configuration.serverURL, !PushwooshEndpoint.isAcceptableBase(serverURL) {
+            return "ServerURL \(serverURL) does not end with json/1.3/, so flags are never requested (R16)"
+        }
+        return error.reason
     }
 
     /// The API token from `APITokenFile` or the systemd credential; never logged.

@@ -115,10 +115,15 @@ def main():
         try:
             read()
         except dbus.DBusException as error:
-            if error.get_dbus_name() not in NO_DAEMON:
-                print(f"flags.py: {error.get_dbus_name()}: {error.get_dbus_message()}", file=sys.stderr)
-                status[0] = 1
-                loop.quit()
+            if error.get_dbus_name() in NO_DAEMON:
+                return  # gone again: the name's next owner is read
+            print(f"flags.py: {error.get_dbus_name()}: {error.get_dbus_message()}", file=sys.stderr)
+            status[0] = 1
+            loop.quit()
+        except Exception:
+            status[0] = 1
+            loop.quit()  # python-dbus prints the exception and would carry on: end instead
+            raise
 
     # bus_name: only the daemon's signals. Any client may send a signal with the daemon's path and interface;
     # python-dbus asks the bus who owns NAME, follows the owner across restarts (NameOwnerChanged), and drops a

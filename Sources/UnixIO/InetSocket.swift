@@ -21,18 +21,12 @@ public enum InetSocket {
                 var address = sockaddr_in6()
                 address.sin6_family = sa_family_t(AF_INET6)
                 address.sin6_port = port.bigEndian
-                guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
-                    throw SystemError("inet_pton(\(host))", errno: EINVAL)
-                }
-                try bind(fd, to: &address, host: host)
+                try bind(fd, to: &address, host: host) { inet_pton(AF_INET6, host, &$0.sin6_addr) }
             } else {
                 var address = sockaddr_in()
                 address.sin_family = sa_family_t(AF_INET)
                 address.sin_port = port.bigEndian
-                guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-                    throw SystemError("inet_pton(\(host))", errno: EINVAL)
-                }
-                try bind(fd, to: &address, host: host)
+                try bind(fd, to: &address, host: host) { inet_pton(AF_INET, host, &$0.sin_addr) }
             }
             try syscall("listen") { Glibc.listen(fd, backlog) }
         } catch {
@@ -75,7 +69,13 @@ public enum InetSocket {
     }
 
     /// Binds `fd` to `address` (a `sockaddr_in` or `sockaddr_in6`).
-    private static func bind<Address>(_ fd: Int32, to address: inout Address, host: String) throws(SystemError) {
+    /// Binds `fd` to `address` once `parse` has written `host` into it (`inet_pton`, which returns 1).
+    private static func bind<Address>(
+        _ fd: Int32, to address: inout Address, host: String, parse: (inout Address) -> Int32
+    ) throws(SystemError) {
+        guard parse(&address) == 1 else {
+            throw SystemError("inet_pton(\(host))", errno: EINVAL)
+        }
         try syscall("bind(\(host))") {
             withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

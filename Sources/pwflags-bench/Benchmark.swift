@@ -40,7 +40,7 @@ struct Benchmark {
     // MARK: 1. Sequential get against the floor
 
     func sequentialGet(
-        daemon: DaemonProcess, echo: EchoServer, epollEcho: EpollEchoServer, processEcho: EchoProcess
+        daemon: DaemonProcess, echo: EchoServer, epollEcho: EchoServer, processEcho: EchoProcess
     ) throws {
         let count = extent.pick(full: 20_000, quick: 5_000, smoke: 200)
         let section = "get, 1 client, sequential (\(count) calls)"

@@ -5,24 +5,38 @@ import UnixIO
     import Glibc
 #endif
 
-/// The floor: a minimal AF_UNIX echo server, a thread per connection, that writes back whatever it reads.
-/// No daemon can answer a line faster than the kernel carries it there and back.
+/// The floors: minimal AF_UNIX echo servers that write back whatever they read. No daemon can answer a line faster
+/// than the kernel carries it there and back.
 final class EchoServer: @unchecked Sendable {
+    /// How the server is built.
+    enum Design {
+        /// A thread per connection, blocking reads: the floor.
+        case threadPerConnection
+        /// A second floor, built like pwflagsd's socket loop (one thread, epoll, non-blocking sockets) but doing
+        /// no work per line. The distance from the blocking echo to this one is what the single-threaded epoll
+        /// design costs; the distance from this one to pwflagsd is what answering a `get` costs.
+        case epoll
+    }
+
     private let listening: EchoListener
     var path: String { listening.path }
 
-    init(path: String) throws {
+    init(path: String, design: Design = .threadPerConnection) throws {
         listening = try EchoListener(path: path)
         let listener = listening.descriptor
-        let flags = fcntl(listener, F_GETFL)
-        _ = fcntl(listener, F_SETFL, flags & ~O_NONBLOCK)
-        let thread = Thread { [listener] in
-            while true {
-                guard let fd = try? syscall("accept", { accept(listener, nil, nil) }) else { return }
-                Thread { EchoServer.echo(fd) }.start()
-            }
+        switch design {
+        case .threadPerConnection:
+            let flags = fcntl(listener, F_GETFL)
+            _ = fcntl(listener, F_SETFL, flags & ~O_NONBLOCK)
+            Thread {
+                while true {
+                    guard let fd = try? syscall("accept", { accept(listener, nil, nil) }) else { return }
+                    Thread { EchoServer.echo(fd) }.start()
+                }
+            }.start()
+        case .epoll:
+            Thread { EchoServer.epollLoop(listener) }.start()
         }
-        thread.start()
     }
 
     func stop() {

@@ -22,6 +22,26 @@ func value(of option: String) -> String? {
     arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
 
+/// The value of `option`, or the usage line on standard error and exit status 2.
+func required(_ option: String, usage: String) -> String {
+    guard let value = value(of: option) else {
+        FileHandle.standardError.write(Data("pwflags-bench: \(usage)\n".utf8))
+        exit(2)
+    }
+    return value
+}
+
+/// Prints what `tally` returns and exits 0, or prints its error and exits 1: the end of a flood helper's run.
+func printTally(_ tally: () throws -> some Any) -> Never {
+    do {
+        print(try tally())
+        exit(0)
+    } catch {
+        print("pwflags-bench: \(error)")
+        exit(1)
+    }
+}
+
 if let index = arguments.firstIndex(of: "--serve-echo"), arguments.indices.contains(index + 1) {
     // The echo floor in a process of its own, as the daemon is: started by the benchmark itself.
     signal(SIGPIPE, SIG_IGN)
@@ -41,22 +61,13 @@ if let index = arguments.firstIndex(of: "--flood"), arguments.indices.contains(i
         FileHandle.standardError.write(Data("pwflags-bench: --flood NAME --count N --at ADDRESS [--key KEY]\n".utf8))
         exit(2)
     }
-    do {
-        print(try CallFlood.run(call, count: count, at: address))
-        exit(0)
-    } catch {
-        print("pwflags-bench: \(error)")
-        exit(1)
-    }
+    printTally { try CallFlood.run(call, count: count, at: address) }
 }
 
 if let seconds = value(of: "--bus-hangup-flood").flatMap(Double.init) {
     // A member's hang-up flood on the bus for a test that makes it as another user (BusFloodTests):
     // `--bus-hangup-flood SECONDS --at ADDRESS [--calls N] [--workers N]`; prints the tally.
-    guard let address = value(of: "--at") else {
-        FileHandle.standardError.write(Data("pwflags-bench: --bus-hangup-flood SECONDS --at ADDRESS\n".utf8))
-        exit(2)
-    }
+    let address = required("--at", usage: "--bus-hangup-flood SECONDS --at ADDRESS")
     let calls = value(of: "--calls").flatMap(Int.init) ?? 8
     let workers = value(of: "--workers").flatMap(Int.init) ?? 4
     print(BusHangUpFlood.run(address: address, seconds: seconds, calls: calls, workers: workers))
@@ -66,34 +77,15 @@ if let seconds = value(of: "--bus-hangup-flood").flatMap(Double.init) {
 if let seconds = value(of: "--bus-getall-flood").flatMap(Double.init) {
     // A member keeping `GetAll` calls in flight on the bus, for a test that makes it as another user
     // (BusFloodTests): `--bus-getall-flood SECONDS --at ADDRESS [--in-flight N]`; prints the tally.
-    guard let address = value(of: "--at") else {
-        FileHandle.standardError.write(Data("pwflags-bench: --bus-getall-flood SECONDS --at ADDRESS\n".utf8))
-        exit(2)
-    }
-    do {
-        print(
-            try BusGetAllFlood.run(
-                address: address, seconds: seconds, inFlight: value(of: "--in-flight").flatMap(Int.init) ?? 8))
-        exit(0)
-    } catch {
-        print("pwflags-bench: \(error)")
-        exit(1)
-    }
+    let address = required("--at", usage: "--bus-getall-flood SECONDS --at ADDRESS")
+    let inFlight = value(of: "--in-flight").flatMap(Int.init) ?? 8
+    printTally { try BusGetAllFlood.run(address: address, seconds: seconds, inFlight: inFlight) }
 }
 
 if let seconds = value(of: "--bus-probe").flatMap(Double.init) {
     // Another member's calls during a flood: `--bus-probe SECONDS --at ADDRESS`; prints their times.
-    guard let address = value(of: "--at") else {
-        FileHandle.standardError.write(Data("pwflags-bench: --bus-probe SECONDS --at ADDRESS\n".utf8))
-        exit(2)
-    }
-    do {
-        print(try BusProbe.run(address: address, seconds: seconds))
-        exit(0)
-    } catch {
-        print("pwflags-bench: \(error)")
-        exit(1)
-    }
+    let address = required("--at", usage: "--bus-probe SECONDS --at ADDRESS")
+    printTally { try BusProbe.run(address: address, seconds: seconds) }
 }
 
 if arguments.contains("--help") {
@@ -138,7 +130,7 @@ do {
     let bench = Benchmark(extent: extent, report: report, directory: directory)
     let echo = try EchoServer(path: directory.file("echo.sock"))
     defer { echo.stop() }
-    let epollEcho = try EpollEchoServer(path: directory.file("epoll.sock"))
+    let epollEcho = try EchoServer(path: directory.file("epoll.sock"), design: .epoll)
     defer { epollEcho.stop() }
     let processEcho = try EchoProcess(benchPath: CommandLine.arguments[0], path: directory.file("echo-process.sock"))
     defer { processEcho.stop() }

@@ -25,8 +25,9 @@ protocol ConnectionHandler: AnyObject {
     /// How many connections may be open at once.
     var maxConnections: Int { get }
 
-    /// Makes a connection of an admitted socket (non-blocking, close-on-exec); nil closes it.
-    func open(_ fd: Int32) -> Connection?
+    /// Makes a connection of an admitted socket (non-blocking, close-on-exec), the engine's `id`-th; nil closes
+    /// it.
+    func open(_ fd: Int32, id: UInt64) -> Connection?
 
     /// The engine is full and a client waits: a chance to close connections that need not keep their slot.
     func makeRoom()

@@ -40,6 +40,9 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
     /// `finished` as `start` was given it, until the loop's thread takes it.
     private let startedWith = Locked<(@Sendable () -> Void)?>(nil)
     var connections: [Int32: Connection] = [:]
+    /// The number the next connection gets: unique for the engine's life, in the order they were accepted (file
+    /// descriptors are reused, ids are not).
+    private var nextConnectionID: UInt64 = 1
     /// Each peer user's share of `connections`, as the flag service rules it (`ConnectionShare`).
     var share: any SlotShare
     private var refusedShares = LogThrottle()
@@ -196,7 +199,8 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
         } refuse: { fd, logCount in
             handler.refuse(fd, logCount: logCount)
         } open: { fd in
-            guard let connection = handler.open(fd) else { return false }
+            guard let connection = handler.open(fd, id: nextConnectionID) else { return false }
+            nextConnectionID += 1
             if let uid = connection.peerUID, !share.admits(uid, capacity: handler.maxConnections) {
                 if let count = refusedShares.record(now: EngineClock.now()) {
                     logger.warning(

@@ -13,7 +13,6 @@ protocol FramedHandler: ConnectionHandler where Connection: FramedConnection {
     var logger: Logger { get }
     /// The flag set the answers read.
     var snapshot: FlagSnapshot { get }
-    var nextConnectionID: UInt64 { get set }
     /// When `sweepIdleIfDue` next closes the connections idle since the sweep before (monotonic nanoseconds).
     var nextIdleSweep: UInt64 { get set }
 
@@ -39,13 +38,14 @@ protocol FramedHandler: ConnectionHandler where Connection: FramedConnection {
 }
 
 extension FramedHandler {
+    /// The drain allowed at shutdown for calls in flight and unsent output.
+    static var drainTimeout: UInt64 { 2_000_000_000 }
+
     var maxConnections: Int { limits.maxConnections }
 
-    func open(_ fd: Int32) -> Connection? {
+    func open(_ fd: Int32, id: UInt64) -> Connection? {
         guard let peer = try? UnixSocket.peerCredentials(fd) else { return nil }
-        let connection = makeConnection(id: nextConnectionID, fd: fd, peer: peer)
-        nextConnectionID += 1
-        return connection
+        return makeConnection(id: id, fd: fd, peer: peer)
     }
 
     /// At the limit, the connections whose peers left since the last wait give up their slots first.

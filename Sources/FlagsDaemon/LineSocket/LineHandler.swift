@@ -2,8 +2,8 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// The line protocol on the event loop: the mailbox, answers from the async side, the flags' changes
-/// (`ChangeFeed`), and what a line connection adds to the framed steps every protocol shares (`FramedHandler`).
+/// The line protocol on the event loop: its mailbox (answers from the async side, the flags' changes), and what a
+/// line connection adds to the framed steps every protocol shares (`FramedHandler`).
 ///
 /// Everything a request touches on the hot path (connections, subscriptions, the snapshot) is owned by the
 /// event loop's thread, so `get` takes no lock. Other threads talk to it only through `post(_:)`: a locked
@@ -26,8 +26,6 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
 
     // Shared with other threads.
     private let mailbox: Mailbox<Mail>
-    /// The flags' changes, each pushed here by the store (`ChangeFeed`).
-    private let feed: ChangeFeed
 
     // Loop thread only.
     unowned(unsafe) var engine: EventEngine<LineHandler>!
@@ -38,14 +36,11 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
     var limits: ServerLimits
     let logger: Logger
     var snapshot: FlagSnapshot
-    var nextConnectionID: UInt64 = 1
     var nextIdleSweep: UInt64
 
     static let logPrefix = ""
     static let serverName = "SocketServer"
     static let terminator = UInt8(ascii: "\n")
-    /// The drain allowed at shutdown for in-flight requests and unsent output.
-    static let drainTimeout: UInt64 = 2_000_000_000
 
     init(
         doorbell: Doorbell,
@@ -55,7 +50,7 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
         logger: Logger,
         submit: @escaping @Sendable (RequestRouter.Work) -> Void
     ) {
-        self.mailbox = Mailbox(doorbell: doorbell)
+        self.mailbox = Mailbox(doorbell: doorbell, store: store)
         self.limits = limits
         self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
         self.logger = logger
@@ -65,8 +60,7 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
         self.subscriptions = SubscriptionTable(metrics: metrics)
         self.router = RequestRouter(
             controller: controller, subscriptions: subscriptions, metrics: metrics, submit: submit)
-        self.feed = ChangeFeed(store: store, doorbell: doorbell)
-        self.snapshot = feed.initial
+        self.snapshot = mailbox.changes.initial
     }
 
     /// Hands a message to the loop from any thread.
@@ -77,7 +71,7 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
     func woke() {
         // Changes first: one made before an answer was posted (the answer to the call that made it) reaches the
         // subscribers before that answer, as it did when both came through one inbox.
-        for change in feed.take() { apply(change.update, madeAt: change.madeAt) }
+        for change in mailbox.changes.take() { apply(change.update, madeAt: change.madeAt) }
         for message in mailbox.take() {
             switch message {
             case .metrics(let format, let reply):
@@ -92,8 +86,7 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
     /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
     /// for a loop that is gone. (Nothing else in the mailbox needs one.)
     func stopped() {
-        feed.close()
-        for case .metrics(let format, let reply) in mailbox.takeLast() {
+        for case .metrics(let format, let reply) in mailbox.close() {
             reply(router.metricsText(format: format, snapshot: snapshot, openConnections: 0))
         }
     }

@@ -5,7 +5,7 @@ import UnixIO
 /// OFREP's steps for one connection: opening it, who gives up a slot when the listener is full, reading,
 /// answering in order within `maxPendingBytes`, sending, and the idle deadline.
 extension OFREPHandler {
-    func open(_ fd: Int32) -> OFREPConnection? {
+    func open(_ fd: Int32, id: UInt64) -> OFREPConnection? {
         let peer: String
         var peerUID: UInt32?
         if isTCP {
@@ -15,12 +15,11 @@ extension OFREPHandler {
             peerUID = (try? UnixSocket.peerCredentials(fd))?.uid
             peer = "uid:" + (peerUID.map { String($0) } ?? "?")
         }
-        acceptedCount += 1
         return OFREPConnection(
             fd: fd, peer: peer, peerUID: peerUID,
             parser: HTTPRequestParser(maximumHeadBytes: limits.maxHeadBytes, maximumBodyBytes: limits.maxBodyBytes),
             deadline: EngineClock.now() + limits.idleTimeout, isAuthenticated: responder.token == nil,
-            sequence: acceptedCount)
+            sequence: id)
     }
 
     /// A full listener makes room by closing the oldest connection that has not shown the token, so clients

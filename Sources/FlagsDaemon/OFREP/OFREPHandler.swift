@@ -34,7 +34,6 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     unowned(unsafe) var engine: EventEngine<OFREPHandler>!
     var limiter: OFREPRateLimiter
     var flags: OFREPFlagsCache
-    var acceptedCount: UInt64 = 0
     var streams: OFREPEventStreams
     var streamCount = 0
     /// Wrong tokens, answered at a bounded rate for all clients together.

@@ -2,9 +2,9 @@ import FlagsCore
 import FlagsProtocol
 import UnixIO
 
-/// Varlink on the event loop: the mailbox, replies coming back from the async side, the flags' changes
-/// (`ChangeFeed`) streamed to the `Listen` calls, and what a Varlink connection adds to the framed steps every
-/// protocol shares (`FramedHandler`).
+/// Varlink on the event loop: its mailbox (replies coming back from the async side, the flags' changes, which
+/// are streamed to the `Listen` calls), and what a Varlink connection adds to the framed steps every protocol
+/// shares (`FramedHandler`).
 ///
 /// Bounded as the line socket is, by the same `[Daemon]` keys (`ServerLimits`): connections and each user's
 /// share of them (the engine's `ConnectionShare`), a message's bytes (`MaxLineBytes`), pending output
@@ -23,7 +23,6 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
     }
 
     private let mailbox: Mailbox<Mail>
-    private let feed: ChangeFeed
 
     // Loop thread only.
     unowned(unsafe) var engine: EventEngine<VarlinkHandler>!
@@ -31,27 +30,23 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
     var limits: ServerLimits
     let logger: Logger
     var snapshot: FlagSnapshot
-    var nextConnectionID: UInt64 = 1
     var nextIdleSweep: UInt64
     var refusedMessages = LogThrottle()
 
     static let logPrefix = "Varlink: "
     static let serverName = "VarlinkServer"
     static let terminator = VarlinkReply.terminator
-    /// The drain allowed at shutdown for calls in flight and unsent output.
-    static let drainTimeout: UInt64 = 2_000_000_000
 
     init(
         doorbell: Doorbell, store: FlagStore, controller: FlagService, limits: ServerLimits, logger: Logger,
         submit: @escaping @Sendable (VarlinkRouter.Work) -> Void
     ) {
-        self.mailbox = Mailbox(doorbell: doorbell)
+        self.mailbox = Mailbox(doorbell: doorbell, store: store)
         self.limits = limits
         self.logger = logger
         self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
         self.router = VarlinkRouter(controller: controller, logger: logger, submit: submit)
-        self.feed = ChangeFeed(store: store, doorbell: doorbell)
-        self.snapshot = feed.initial
+        self.snapshot = mailbox.changes.initial
     }
 
     /// Hands a message to the loop from any thread.
@@ -61,7 +56,7 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
 
     func woke() {
         // Changes first, as on the line socket: a change a call made reaches the listeners before its reply.
-        for change in feed.take() { apply(change.update) }
+        for change in mailbox.changes.take() { apply(change.update) }
         for message in mailbox.take() {
             switch message {
             case .completion(let work, let result): complete(work, result: result)
@@ -72,8 +67,7 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
     }
 
     func stopped() {
-        feed.close()
-        _ = mailbox.takeLast()
+        _ = mailbox.close()
     }
 
     // MARK: What a Varlink connection adds to the framed steps

@@ -6,24 +6,9 @@ import UnixIO
     import Glibc
 #endif
 
-/// A second floor: an echo server built like pwflagsd's socket loop (one thread, epoll, non-blocking
-/// sockets) but doing no work per line. The distance from the blocking echo to this one is what the
-/// single-threaded epoll design costs; the distance from this one to pwflagsd is what answering a `get` costs.
-final class EpollEchoServer: @unchecked Sendable {
-    private let listening: EchoListener
-    var path: String { listening.path }
-
-    init(path: String) throws {
-        listening = try EchoListener(path: path)
-        let listener = listening.descriptor
-        Thread { EpollEchoServer.loop(listener) }.start()
-    }
-
-    func stop() {
-        listening.stop()
-    }
-
-    private static func loop(_ listener: Int32) {
+/// The epoll floor's loop (`EchoServer.Design.epoll`).
+extension EchoServer {
+    static func epollLoop(_ listener: Int32) {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         var event = epoll_event()
         event.events = UInt32(EPOLLIN.rawValue)

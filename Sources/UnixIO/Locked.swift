@@ -45,3 +45,51 @@ public final class Locked<Value>: @unchecked Sendable {
         return try body(&value.pointee)
     }
 }
+
+extension Locked {
+    /// Holds the lock and runs `body` until it returns a value, waiting on `condition` between two runs (with no
+    /// timeout: a thread that waits here uses no CPU and is never woken by a clock). `body` learns whether it runs
+    /// after a wait, so that it can count its sleepers; it may also run after a spurious wakeup, and must check
+    /// the value each time.
+    public func wait<Result>(
+        on condition: LockCondition, until body: (inout Value, _ afterWait: Bool) -> Result?
+    ) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        var afterWait = false
+        while true {
+            // Each run is an access of its own: the value may change while the lock is released in the wait.
+            if let result = body(&value.pointee, afterWait) { return result }
+            pthread_cond_wait(condition.condition, mutex)
+            afterWait = true
+        }
+    }
+}
+
+/// A pthread condition variable for threads that wait on a `Locked` value to change (`Locked.wait(on:until:)`),
+/// at a stable heap address of its own, as `Locked`'s mutex is.
+public final class LockCondition: @unchecked Sendable {
+    // @unchecked: pthread's condition variable is made for use from any thread.
+    let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+    }
+
+    /// Wakes one thread waiting on it, if any; called with the lock held or not.
+    public func signal() {
+        pthread_cond_signal(condition)
+    }
+
+    /// Wakes every thread waiting on it.
+    public func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
+}

@@ -78,11 +78,12 @@ class FramedConnection: IdentifiedConnection {
         return .bytes
     }
 
-    /// The epoll events this connection waits for now; `streaming` (a Varlink `Listen`) reads nothing more.
-    func wantedEvents(draining: Bool, streaming: Bool) -> Epoll.Events {
+    /// The epoll events this connection waits for now. A streaming connection (a Varlink `Listen`) still reads:
+    /// a message it sends ends the stream first.
+    func wantedEvents(draining: Bool) -> Epoll.Events {
         // After the end of input, EPOLLRDHUP would be reported again and again: only a full hangup matters then.
         var events: Epoll.Events = inputClosed ? .hangup : .readHangup
-        if !busy, !heldBack, !closeAfterFlush, !inputClosed, !draining, !streaming {
+        if !busy, !heldBack, !closeAfterFlush, !inputClosed, !draining {
             events.insert(.input)
         }
         if pendingBytes > 0 { events.insert(.output) }

@@ -25,6 +25,8 @@ protocol FramedHandler: ConnectionHandler where Connection: FramedConnection {
     func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> Connection
     /// True while the connection streams (a Varlink `Listen`) and reads no further message.
     func streams(_ connection: Connection) -> Bool
+    /// The streaming connection sent a message: end the stream, whose last reply says so, before it is read.
+    func endStream(_ connection: Connection)
     /// True while the connection holds its slot without sending anything (it listens for changes).
     func listens(_ connection: Connection) -> Bool
     /// Answers a complete message, now or through the async side.
@@ -85,11 +87,8 @@ extension FramedHandler {
             // complete messages are answered and flushed before the close; a half-received one dies here.
             connection.inputClosed = true
         case .bytes:
-            // A streaming connection reads no further message; what arrives behind it may not pile up.
-            if streams(connection), connection.framer.bufferedCount > limits.maxLineBytes {
-                engine.close(connection)
-                return
-            }
+            // Replies are never interleaved: a message on a streaming connection ends the stream, then is read.
+            if streams(connection) { endStream(connection) }
         }
         processMessages(connection)
         settle(connection)
@@ -132,8 +131,7 @@ extension FramedHandler {
             engine.close(connection)
             return
         }
-        engine.setInterest(
-            connection, connection.wantedEvents(draining: engine.isDraining, streaming: streams(connection)))
+        engine.setInterest(connection, connection.wantedEvents(draining: engine.isDraining))
     }
 
     /// Sends, then cuts a client whose unsent output is past `ServerLimits.isOverrun`'s bound.

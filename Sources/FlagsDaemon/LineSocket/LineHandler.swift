@@ -102,6 +102,9 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
 
     func listens(_ connection: LineConnection) -> Bool { !connection.subscriptions.isEmpty }
 
+    /// Never called: a line connection never streams.
+    func endStream(_ connection: LineConnection) {}
+
     func route(_ message: ArraySlice<UInt8>, on connection: LineConnection) {
         router.route(
             message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)

@@ -82,6 +82,14 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
 
     func listens(_ connection: VarlinkConnection) -> Bool { connection.listen != nil }
 
+    func endStream(_ connection: VarlinkConnection) {
+        guard let listen = connection.listen else { return }
+        connection.listen = nil
+        router.ended(listen)
+        ListenBounds.close(listen.keys, on: connection)
+        VarlinkReply.write(.listenInterrupted, to: &connection.output.bytes)
+    }
+
     func route(_ message: ArraySlice<UInt8>, on connection: VarlinkConnection) {
         router.route(
             message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)

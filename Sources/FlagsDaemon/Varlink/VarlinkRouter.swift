@@ -142,7 +142,7 @@ final class VarlinkRouter {
         snapshot: FlagSnapshot, method: String
     ) {
         let wanted = keys.map { Set($0.map { FlagKey($0) }) }
-        // A streaming Listen reads no further call, so a connection never holds more than this one.
+        // A call on a streaming connection ends its Listen first, so a connection never holds more than this one.
         if let refusal = ListenBounds.open(wanted, on: connection, listens: 0, limits: limits) {
             return VarlinkReply.write(VarlinkError(refusal, method: method), to: &connection.output.bytes)
         }

@@ -42,6 +42,9 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
         VarlinkError(name: flags("InvalidMessage"), parameters: ["reason": .string(reason)])
     }
 
+    /// The last reply of a `Listen` whose connection sent another call.
+    public static let listenInterrupted = VarlinkError(name: flags("ListenInterrupted"))
+
     public static func messageTooLong(limit: Int) -> VarlinkError {
         VarlinkError(name: flags("MessageTooLong"), parameters: ["limit": .number(Double(limit))])
     }
@@ -62,8 +65,6 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
                 error.message.hasPrefix("refresh failed: ") ? String(error.message.dropFirst(16)) : error.message
             self.init(
                 name: Self.flags("RefreshFailed"), parameters: ["status": number("status"), "reason": .string(reason)])
-        case RPCError.tooManySubscriptionsCode:
-            self.init(name: Self.flags("TooManySubscriptions"), parameters: ["limit": number("limit")])
         case RPCError.tooManyListenKeysCode:
             self.init(
                 name: Self.flags("TooManyListenKeys"),

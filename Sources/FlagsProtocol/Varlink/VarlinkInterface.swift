@@ -202,9 +202,6 @@ public enum VarlinkInterface {
         # SetUserId that the state directory cannot keep; nothing changed.
         error NotDurable (reason: string)
 
-        # Listen past MaxSubscriptions.
-        error TooManySubscriptions (limit: int)
-
         # Listen keys past MaxListenKeys, in its units.
         error TooManyListenKeys (limit: int, held: int, requested: int)
 
@@ -213,6 +210,10 @@ public enum VarlinkInterface {
 
         # A message that is not a JSON object of a call.
         error InvalidMessage (reason: string)
+
+        # A call came on a connection while Listen streamed: Listen ends with this reply, and the call is
+        # answered after it.
+        error ListenInterrupted ()
 
         """#
 

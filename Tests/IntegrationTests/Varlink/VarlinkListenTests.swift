@@ -65,6 +65,25 @@ import Testing
         #expect(refused["error"] == "io.github.pwflagsd.Flags.TooManyListenKeys")
         #expect(refused["parameters"] == ["limit": 2, "held": 0, "requested": 3])
     }
+
+    @Test func aCallOnAStreamingConnectionEndsTheListenThenIsAnswered() throws {
+        let rig = try VarlinkRig(extra: "[Daemon]\nMaxListenKeys=2\n")
+        defer { rig.cleanUp() }
+        let client = try rig.connect()
+        try client.send("Listen", ["keys": ["dark_mode", "search_v2"]], more: true)
+        #expect(try #require(client.reply())["continues"] == true)
+        try client.send("GetStatus")
+        let ended = try #require(client.reply())
+        #expect(ended["error"] == "io.github.pwflagsd.Flags.ListenInterrupted")
+        #expect(ended["continues"] == nil)
+        let status = try #require(client.reply())
+        #expect(status["parameters"]?["subscriptions"] == 0, "the ended Listen no longer counts: \(status)")
+        // Its keys are free again: a new Listen of two keys on the same connection fits MaxListenKeys=2.
+        try client.send("Listen", ["keys": ["dark_mode", "new_checkout"]], more: true)
+        #expect(try #require(client.reply())["parameters"]?["flags"] != nil)
+        try rig.daemon.writeFlags(Fixtures.all.filter { $0.key != "dark_mode" })
+        #expect(client.reply()?["parameters"]?["removed"] == ["dark_mode"])
+    }
 }
 
 extension DaemonProcess {

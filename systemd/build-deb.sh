@@ -144,5 +144,7 @@ mkdir -p "$OUTDIR"
 package="$OUTDIR/pwflagsd_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group -Zgzip --build "$ROOT" "$package" >/dev/null
 echo "$package"
-# The C client library's two packages, of the same version, on the lines after the daemon's.
+# The C client library's two packages, of the same version, on the lines after the daemon's, then the Python
+# client's (Architecture: all).
 "$REPO/systemd/build-deb-libpwflags.sh" "$OUTDIR" "$VERSION" "$ARCH"
+"$REPO/systemd/build-deb-python.sh" "$OUTDIR" "$VERSION"

@@ -255,6 +255,7 @@ for package in pwflagsd_${VERSION} pwflagsd_${VERSION}+upgrade1 libpwflags0_${VE
     [[ -f $DEBDIR/${package}_$ARCH.deb ]] ||
         die "no ${package}_$ARCH.deb was built from the $ARCH binaries; $DEBDIR holds: $(cd "$DEBDIR" && echo *.deb)"
 done
+[[ -f $DEBDIR/python3-pwflags_${VERSION}_all.deb ]] || die "no python3-pwflags_${VERSION}_all.deb was built"
 # The C program the container compiles against the installed libpwflags-dev.
 cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
 
@@ -451,6 +452,24 @@ check "the program reads dark_mode from the installed daemon as alice, and hears
     wait $app
     grep -q "^changed dark_mode enabled$" /tmp/app.out
     pwflags override clear dark_mode >/dev/null'
+
+if [[ -z $FOREIGN ]]; then
+    # Architecture: all, so once per Debian release, on the host's architecture: no python3 to install under qemu.
+    echo "# the Python client: python3-pwflags"
+    check "apt-get install python3-pwflags ${VERSION}, with python3 from the mirror" in_ct sh -ec '
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/python3-pwflags_'"${VERSION}"'_all.deb >/dev/null
+        python3 -c "import importlib.metadata as m; assert m.version(\"pwflags\") == \"'"${VERSION}"'\""'
+    check "a Python program reads dark_mode from the installed daemon as alice, blocking and asyncio" in_ct sh -ec '
+        runuser -u alice -- python3 -c "
+import asyncio, pwflags
+with pwflags.Client() as client:
+    assert client.is_enabled(\"dark_mode\", True) is False
+async def main():
+    async with pwflags.AsyncClient() as client:
+        assert (await client.get(\"new_checkout\")).enabled
+asyncio.run(main())
+"'
+fi
 
 echo "# an outsider"
 output=$(in_ct runuser -u bob -- pwflags get new_checkout 2>&1) && status=0 || status=$?

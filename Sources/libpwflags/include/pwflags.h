@@ -32,7 +32,7 @@ typedef enum pwflags_app_state {
 /* An update listener: called after a change of what the reads return (R9), once the mirror shows it. */
 typedef void (*pwflags_update_fn)(pwflags_client *client, const char *const *changed, size_t n_changed,
                                   const char *const *removed, size_t n_removed, void *userdata);
-/* The end of a refresh: error 0, or a negative errno; status is the R11 status (0: no HTTP answer). */
+/* The end of a refresh: error 0 with status 200, or a negative errno with the R11 status (0: no HTTP answer). */
 typedef void (*pwflags_refresh_fn)(pwflags_client *client, int error, int status, void *userdata);
 /* The end of a log-impression: outcome "sent", "duplicate", "noFlag", "failed", "logged", "overridden"
  * (NULL when error < 0); status is the R11 status of "failed". */

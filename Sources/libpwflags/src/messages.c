@@ -185,7 +185,11 @@ void complete(pwflags_client *c, const request *r, int error, const pj_value *re
         if (!error && r->generation == c->generation) c->expires_at_ms = parse_expiry(pj_get(result, "expiresAt"));
         break;
     case REQ_REFRESH:
-        if (!error) refreshed(c, r, result);
+        /* A success reports 200, as D-Bus's Refresh does: one status for a successful refresh everywhere. */
+        if (!error) {
+            refreshed(c, r, result);
+            status = 200;
+        }
         if (r->callback) ((pwflags_refresh_fn)r->callback)(c, error, status, r->userdata);
         break;
     case REQ_IMPRESSION: {

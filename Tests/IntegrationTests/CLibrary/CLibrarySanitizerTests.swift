@@ -14,7 +14,7 @@ import Testing
         #expect(program.ask("object new_checkout layout", expecting: "object") == #"object {"columns":2}"#)
         #expect(program.ask("impression new_checkout", expecting: "impression", timeout: .seconds(60)) != nil)
         #expect(program.ask("status", expecting: "status", timeout: .seconds(60))?.hasPrefix("status error=0") == true)
-        #expect(program.ask("refresh", expecting: "refresh", timeout: .seconds(60)) == "refresh error=0 status=0")
+        #expect(program.ask("refresh", expecting: "refresh", timeout: .seconds(60)) == "refresh error=0 status=200")
         try daemon.writeFlags([Fixtures.newCheckout, Fixtures.darkMode])
         #expect(program.line(startingWith: "update", timeout: .seconds(60)) != nil)
         let second = try daemon.restarted()

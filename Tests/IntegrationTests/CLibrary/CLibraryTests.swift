@@ -155,7 +155,7 @@ import Testing
                 == #"python new_checkout enabled rule=r_1a2b3c4d color=green max_items=5 express=1 layout={"columns":2}"#
         )
         #expect(run.line(startingWith: "python search_v2") == "python search_v2 1 missing 1")
-        #expect(run.line(startingWith: "python refresh") == "python refresh error=0 status=0")
+        #expect(run.line(startingWith: "python refresh") == "python refresh error=0 status=200")
     }
 
     @Test("The GLib example runs the client from a GLib main loop (g_unix_fd_add)")

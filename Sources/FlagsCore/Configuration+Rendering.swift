@@ -57,6 +57,7 @@ extension Configuration {
         case .disableThrottle: disableThrottle ? "yes" : "no"
         case .lifecycle: lifecycle.rawValue
         case .localFlagsFile: localFlagsFile
+        case .seedFile: seedFile
         case .retryBackoff: retryBackoff.systemdTimeSpan
         case .refreshSpread: refreshSpread.systemdTimeSpan
         case .sessionStartDelay: sessionStartDelay.systemdTimeSpan
@@ -137,6 +138,7 @@ extension Configuration {
         case .deviceType: "unset: device_type is left out"
         case .caFile: "unset: the system store alone"
         case .localFlagsFile: usesLocalSource ? "unset: no local flags to serve" : "unset"
+        case .seedFile: usesLocalSource ? "unused: ApplicationCode is empty" : "unset: no flags before the first fetch"
         case .metricsFile: "unset: no metrics file is written"
         case .listenAddress: "unset: OFREP is off"
         case .varlinkSocketPath: "unset: Varlink is off"

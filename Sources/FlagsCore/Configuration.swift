@@ -35,6 +35,9 @@ public struct Configuration: Sendable, Equatable {
     public var lifecycle: Lifecycle = .foreground
     /// The local flags file, served when `applicationCode` is empty.
     public var localFlagsFile: String?
+    /// Flags shipped with the device image (`pwflags export-seed`), served while the daemon has no usable flags
+    /// of its own for `applicationCode`, until the first good fetch.
+    public var seedFile: String?
     public var retryBackoff: Duration = .seconds(30)
     /// F1: interval refreshes land at the device's own phase within this much (at most `refreshInterval`), so
     /// a fleet powered on together is spread over it; zero: exactly `refreshInterval` after the last fetch.

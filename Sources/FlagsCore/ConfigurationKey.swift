@@ -24,6 +24,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     case disableThrottle = "DisableThrottle"
     case lifecycle = "Lifecycle"
     case localFlagsFile = "LocalFlagsFile"
+    case seedFile = "SeedFile"
     case retryBackoff = "RetryBackoff"
     case refreshSpread = "RefreshSpread"
     case sessionStartDelay = "SessionStartDelay"
@@ -76,7 +77,7 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
         case .applicationCode, .serverURL, .apiTokenFile, .hwid, .userID, .deviceType, .requestTimeout, .caFile:
             .pushwoosh
         case .cacheMaxAge, .refreshInterval, .sessionTimeout, .sessionMaxAge, .refreshThrottle, .disableThrottle,
-            .lifecycle, .localFlagsFile, .retryBackoff, .refreshSpread, .sessionStartDelay:
+            .lifecycle, .localFlagsFile, .seedFile, .retryBackoff, .refreshSpread, .sessionStartDelay:
             .featureFlags
         case .socketPath, .socketMode, .stateDirectory, .controlGroups, .maxConnections, .maxLineBytes,
             .maxPendingBytes, .maxSubscriptions, .maxListenKeys, .idleConnectionTimeout, .logLevel, .metricsFile,

@@ -71,6 +71,9 @@ extension ConfigurationParser {
         case .localFlagsFile:
             if let message = pathProblem(value, name: name) { return message }
             configuration.localFlagsFile = resolved(value, relativeTo: origin)
+        case .seedFile:
+            if let message = pathProblem(value, name: name) { return message }
+            configuration.seedFile = resolved(value, relativeTo: origin)
         case .socketPath:
             if let message = socketPathProblem(value, shown: shown, name: name) { return message }
             configuration.socketPath = value

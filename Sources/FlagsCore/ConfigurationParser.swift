@@ -242,6 +242,7 @@ public struct ConfigurationParser: Sendable {
         case .disableThrottle: configuration.disableThrottle = defaults.disableThrottle
         case .lifecycle: configuration.lifecycle = defaults.lifecycle
         case .localFlagsFile: configuration.localFlagsFile = defaults.localFlagsFile
+        case .seedFile: configuration.seedFile = defaults.seedFile
         case .retryBackoff: configuration.retryBackoff = defaults.retryBackoff
         case .refreshSpread: configuration.refreshSpread = defaults.refreshSpread
         case .sessionStartDelay: configuration.sessionStartDelay = defaults.sessionStartDelay

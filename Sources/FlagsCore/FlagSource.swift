@@ -4,6 +4,8 @@ public enum FlagSource: String, Sendable, Hashable, CaseIterable {
     case pushwoosh
     /// The local flags file (`LocalFlagsFile`).
     case file
+    /// The flags shipped with the device image (`SeedFile`), served until the first good fetch.
+    case seed
     /// A local override set on this device (`setOverride`); the source's own value is the flag's `sourceValue`.
     case override
 }

@@ -101,6 +101,42 @@ public struct StatusResult: CallResult, Equatable {
     /// Where the daemon stands on its message bus (`[DBus]`); nil when `Bus=no`.
     public var bus: Bus?
 
+    /// The seed the daemon read (`SeedFile`); nil when none is configured or it was refused.
+    public var seed: Seed?
+
+    /// The flags a device image ships (`SeedFile`), served while the daemon has no usable flags of its own.
+    public struct Seed: Sendable, Equatable {
+        /// The file.
+        public var file: String
+        /// When it was exported, as the seed says; nil when it does not.
+        public var exportedAt: String?
+        /// How many flags it holds.
+        public var flags: Int
+        /// True while its flags are the ones served: nothing usable was fetched yet, or the fetched flags expired.
+        public var serving: Bool
+
+        public init(file: String, exportedAt: String?, flags: Int, serving: Bool) {
+            self.file = file
+            self.exportedAt = exportedAt
+            self.flags = flags
+            self.serving = serving
+        }
+
+        var json: JSONValue {
+            [
+                "file": .string(file), "exportedAt": exportedAt.map(JSONValue.string) ?? .null,
+                "flags": .number(Double(flags)), "serving": .bool(serving),
+            ]
+        }
+
+        init?(json: JSONValue?) {
+            guard let json, let file = json["file"]?.stringValue, let flags = json["flags"]?.integerValue,
+                let serving = json["serving"]?.boolValue
+            else { return nil }
+            self.init(file: file, exportedAt: json["exportedAt"]?.stringValue, flags: flags, serving: serving)
+        }
+    }
+
     /// The daemon on a message bus: which bus, the name, and whether it serves there now.
     public struct Bus: Sendable, Equatable {
         /// `system` or `session`.
@@ -171,6 +207,7 @@ public struct StatusResult: CallResult, Equatable {
         }
         problem = result["problem"]?.stringValue
         bus = Bus(json: result["bus"])
+        seed = Seed(json: result["seed"])
     }
 
     /// Appends the status object, members sorted by name.
@@ -208,6 +245,7 @@ public struct StatusResult: CallResult, Equatable {
             "cacheError": cacheError.map { ["reason": .string($0.reason), "at": .string($0.at)] } ?? .null,
             "problem": text(problem),
             "bus": bus?.json ?? .null,
+            "seed": seed?.json ?? .null,
         ]
     }
 }

@@ -151,9 +151,11 @@ public struct OFREPFlags: Sendable {
         return .body(body, EntityTag(digestOf: body))
     }
 
-    /// The OpenFeature reason of a flag's value: its rule's, or `STATIC` when a local override forces it.
+    /// The OpenFeature reason of a flag's value: its rule's; `STATIC` when a local override forces it; `CACHED`
+    /// for the device image's seed, a stored earlier answer and not an evaluation for this device.
     public static func reason(of flag: Flag) -> String {
         if flag.isOverridden { return "STATIC" }
+        if flag.source == .seed { return "CACHED" }
         if flag.ruleId.isEmpty { return "DISABLED" }
         return flag.ruleId == Flag.defaultRuleId ? "DEFAULT" : "TARGETING_MATCH"
     }

@@ -61,6 +61,7 @@ extension Commands {
         switch source {
         case "pushwoosh": "Pushwoosh"
         case "file": "the local flags file (LocalFlagsFile)"
+        case "seed": "the device image's seed (SeedFile), until the first fetch"
         case "override": "a local override (pwflags override)"
         default: source ?? "-"
         }

@@ -30,6 +30,7 @@ struct Commands {
         case "explain": return try explain()
         case "metrics": return try metrics()
         case "override": return try override()
+        case "export-seed": return try exportSeed()
         default: throw .usage(Help.unknownCommand(command).message)
         }
     }

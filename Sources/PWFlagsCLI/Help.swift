@@ -22,6 +22,7 @@ enum Help {
           explain KEY                          why the flag reads as it does, or why it is absent
           metrics [--format FORMAT]            counters as OpenMetrics text (or prometheus 0.0.4)
           override set|clear|list [KEY]        force a flag on this device for testing, and put it back
+          export-seed                          the flags served now, as a seed for a device image (SeedFile=)
 
         Options:
           --socket PATH    the daemon's socket (default: $PWFLAGS_SOCKET, else /run/pwflagsd/pwflagsd.sock)
@@ -37,7 +38,7 @@ enum Help {
     /// Every command, for "did you mean" (`text(for:)` holds each one's help).
     static let commands = [
         "get", "is-enabled", "property", "list", "listen", "status", "refresh", "impression", "set-user-id",
-        "app-state", "push-registered", "reload", "explain", "metrics", "override", "help",
+        "app-state", "push-registered", "reload", "explain", "metrics", "override", "export-seed", "help",
     ]
 
     /// The usage error for a command that does not exist, with the closest one when it is a likely typo.
@@ -155,6 +156,15 @@ enum Help {
             it last changed, how many subscriptions listen to it, when the flags were fetched and expire, stale
             or partial, the last error and the next refresh. An absent key says why: no flags yet, expired, not
             in the response, or a key that differs only in case. Exit 1 when there is no flag KEY.
+            """
+        case "export-seed":
+            """
+            Usage: pwflags export-seed > seed.json
+
+            Prints what the daemon serves now as a seed: the file a device image ships for [FeatureFlags]
+            SeedFile=, so that a device that first boots offline serves these flags until its first fetch. Run
+            it on a golden device that fetched its application's flags; a local override is left out (the
+            source's value under it is kept). Exit 1 when the daemon serves no Pushwoosh application.
             """
         case "metrics":
             """

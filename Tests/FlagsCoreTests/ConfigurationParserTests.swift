@@ -360,7 +360,7 @@ import Testing
                 "ApplicationCode", "ServerURL", "APITokenFile", "HWID", "UserID", "DeviceType", "RequestTimeout",
                 "CAFile",
             ])
-        #expect(ConfigurationSection.featureFlags.keys.count == 11)
+        #expect(ConfigurationSection.featureFlags.keys.count == 12)
         #expect(ConfigurationSection.daemon.keys.count == 13)
     }
 }

@@ -31,6 +31,7 @@ import Testing
                 DisableThrottle=no
                 Lifecycle=foreground
                 #LocalFlagsFile= (unset: no local flags to serve)
+                #SeedFile= (unused: ApplicationCode is empty)
                 RetryBackoff=30s
                 RefreshSpread=1h
                 SessionStartDelay=1h

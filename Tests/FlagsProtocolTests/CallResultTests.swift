@@ -183,11 +183,16 @@ import Testing
         let names = try #require(try JSONValue(parsing: Array(text.utf8)).objectValue).keys.sorted()
         #expect(
             text.hasPrefix(#"{"appState":"foreground","applicationCode":"ABCDE-12345","bus":null,"cacheError":{"at":"#))
-        #expect(names.count == 23)
+        #expect(names.count == 24)
         #expect(names.contains("heldUntil"))
+        #expect(text.contains(#""seed":null"#))
         #expect(text.contains(#""impressions":{"duplicate":9,"failed":1,"logged":3,"sent":4}"#))
         #expect(StatusResult(result: ["expiresAt": "2031-01-01T00:00:00Z"])?.expiresAt == "2031-01-01T00:00:00Z")
         #expect(StatusResult(result: [1, 2]) == nil)
+        status.seed = .init(file: "/s.json", exportedAt: nil, flags: 3, serving: true)
+        let withSeed = try roundTrip(status)
+        #expect(withSeed.contains(#""seed":{"exportedAt":null,"file":"/s.json","flags":3,"serving":true}"#))
+        #expect(StatusResult(result: try JSONValue(parsing: Array(withSeed.utf8)))?.seed == status.seed)
         status.bus = .init(bus: "system", name: "io.github.pwflagsd.Flags1", state: "serving")
         let withBus = try roundTrip(status)
         #expect(

@@ -15,6 +15,15 @@ import Testing
 
     let flags = OFREPFlags(FlagSet([checkout, banner, killed]))
 
+    @Test func aSeedFlagIsCachedAndAnOverrideStatic() throws {
+        let seeded = Flag(key: "s", isEnabled: true, ruleId: "r_1", source: .seed)
+        #expect(OFREPFlags.reason(of: seeded) == "CACHED")
+        let evaluation = try #require(OFREPFlags(FlagSet([seeded])).evaluation(of: "s"))
+        #expect(evaluation["reason"] == "CACHED")
+        #expect(evaluation["metadata"]?["source"] == "seed")
+        #expect(OFREPFlags.reason(of: Flag(key: "o", isEnabled: true, ruleId: "r_1", source: .override)) == "STATIC")
+    }
+
     @Test func aFlagIsABooleanWithTheReasonOfItsRule() throws {
         let checkout = try #require(flags.evaluation(of: "new_checkout"))
         #expect(checkout["value"] == true)

@@ -30,6 +30,12 @@ extension ConfigurationLoader {
             let origin = parser.origins[.tokenFile] ?? ConfigurationOrigin(file: "defaults", line: 0)
             problems.append(ConfigurationProblem(at: origin, error.message))
         }
+        if let path = configuration.seedFile, !configuration.usesLocalSource,
+            case .failure(let reason) = SeedFile.read(path, applicationCode: configuration.applicationCode)
+        {
+            let origin = parser.origins[.seedFile] ?? ConfigurationOrigin(file: "defaults", line: 0)
+            problems.append(ConfigurationProblem(at: origin, reason.description))
+        }
         if let problem = ProviderStack.fetchProblem(configuration) {
             let origin =
                 parser.origins[.serverURL] ?? parser.origins[.applicationCode]

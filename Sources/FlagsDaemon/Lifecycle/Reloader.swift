@@ -206,6 +206,7 @@ actor Reloader: Service {
         old.applicationCode != new.applicationCode || old.serverURL != new.serverURL
             || old.apiTokenFile != new.apiTokenFile || old.hwid != new.hwid || old.userID != new.userID
             || old.deviceType != new.deviceType || old.localFlagsFile != new.localFlagsFile
+            || old.seedFile != new.seedFile
             || old.caFile != new.caFile
     }
 }

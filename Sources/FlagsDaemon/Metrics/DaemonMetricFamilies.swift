@@ -9,6 +9,8 @@ struct DaemonMetricFamilies {
     let ageSeconds: Double?
     let stale: Bool
     let partial: Bool
+    /// The seed's flags (`SeedFile`) are served.
+    let servingSeed: Bool
     /// Seconds until Pushwoosh's `Retry-After` lets requests go again (F3); 0 when nothing is held.
     let heldSeconds: Double
     let connections: Int
@@ -70,6 +72,10 @@ struct DaemonMetricFamilies {
                 ageSeconds),
             .gauge("pwflagsd_flags_stale", "1 while the served flags are stale because refreshes fail.", stale ? 1 : 0),
             .gauge("pwflagsd_flags_partial", "1 while a partial response is served (R13).", partial ? 1 : 0),
+            .gauge(
+                "pwflagsd_flags_from_seed",
+                "1 while the flags served are the device image's seed (SeedFile): nothing usable was fetched yet.",
+                servingSeed ? 1 : 0),
             .gauge(
                 "pwflagsd_refresh_held_seconds",
                 "Seconds until Pushwoosh's Retry-After lets a request go again; 0 when nothing is held.", heldSeconds),

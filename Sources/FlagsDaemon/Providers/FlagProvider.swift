@@ -41,12 +41,14 @@ protocol FlagWatch: Sendable {
     func run(changed: @escaping @Sendable () async -> Void) async
 }
 
-/// What a fetched source brings: the application, the disk cache and the sender of requests.
+/// What a fetched source brings: the application, the disk cache, the seed and the sender of requests.
 struct Upstream: Sendable {
     /// The Pushwoosh application whose flags it fetches.
     let applicationCode: String
     /// Where complete responses are kept across restarts (R7).
     let diskCache: FlagCache
+    /// The flags the device image ships (`SeedFile`), served while no usable flags of its own are; nil for none.
+    let seed: SeedFile.Loaded?
     /// Sends the requests, impressions included (R17).
     let fetcher: any FlagFetcher
 }

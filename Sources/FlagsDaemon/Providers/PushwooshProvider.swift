@@ -11,10 +11,11 @@ final class PushwooshProvider: FlagProvider {
     private let code: String
     private let fetcher: any FlagFetcher
 
-    init(fetcher: any FlagFetcher, applicationCode: String, diskCache: FlagCache) {
+    init(fetcher: any FlagFetcher, applicationCode: String, diskCache: FlagCache, seed: SeedFile.Loaded? = nil) {
         self.fetcher = fetcher
         self.code = applicationCode
-        self.upkeep = .fetched(Upstream(applicationCode: applicationCode, diskCache: diskCache, fetcher: fetcher))
+        self.upkeep = .fetched(
+            Upstream(applicationCode: applicationCode, diskCache: diskCache, seed: seed, fetcher: fetcher))
     }
 
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
@@ -26,6 +27,11 @@ final class PushwooshProvider: FlagProvider {
     func fill(_ status: inout StatusResult, refresher: RefresherStatus) {
         status.source = mark.rawValue
         status.applicationCode = code
+        status.seed = upstream?.seed.map {
+            StatusResult.Seed(
+                file: $0.file, exportedAt: $0.seed.exportedAt, flags: $0.seed.flags.count,
+                serving: refresher.servingSeed)
+        }
     }
 
     func ageSeconds(refresher: RefresherStatus, clock: any DaemonClock) -> Double? {
@@ -34,6 +40,7 @@ final class PushwooshProvider: FlagProvider {
 
     func statusLine(flags count: Int, refresher status: RefresherStatus, clock: any DaemonClock) -> String {
         var line = "Pushwoosh \(code): \(count) flags"
+        if status.servingSeed { line += " from the seed" }
         if let problem = status.problem { return line + "; not fetching: \(problem)" }
         if let fetchedAt = status.fetchedAt {
             // A time, not an age: the line changes only when something happens, so nothing wakes to redraw it.

@@ -24,6 +24,8 @@ struct RefresherStatus: Sendable, Equatable {
     var cacheError: (reason: String, at: Double)?
     /// The flags reached `CacheMaxAge` and are no longer served (R15); false again once flags are served.
     var expired = false
+    /// The seed's flags (`SeedFile`) are served: no usable flags of the source's own are.
+    var servingSeed = false
 
     static func == (lhs: RefresherStatus, rhs: RefresherStatus) -> Bool {
         lhs.userId == rhs.userId && lhs.fetchedAt == rhs.fetchedAt && lhs.stale == rhs.stale
@@ -33,6 +35,7 @@ struct RefresherStatus: Sendable, Equatable {
             && lhs.session == rhs.session && lhs.problem == rhs.problem
             && lhs.cacheError?.reason == rhs.cacheError?.reason
             && lhs.cacheError?.at == rhs.cacheError?.at && lhs.expired == rhs.expired
+            && lhs.servingSeed == rhs.servingSeed
     }
 
     /// The last failed refresh: its R11 status, kind and reason (never with the token), and when (boot clock).

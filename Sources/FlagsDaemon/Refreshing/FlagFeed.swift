@@ -24,6 +24,10 @@ struct FlagFeed {
     private let applicationCode: String?
     /// The disk cache and its fetch time on both clocks; nil when the source keeps none.
     private var cache: CacheTimes?
+    /// The seed (`SeedFile`): served, its flags marked `seed`, whenever the source has no usable flags of its own.
+    private let seed: (file: String, flags: FlagSet)?
+    /// The seed's flags are the ones served.
+    private var servingSeed = false
     /// This boot's id, with which the disk cache records its boot-clock times.
     private let bootID: String?
     private let clock: any DaemonClock
@@ -52,10 +56,12 @@ struct FlagFeed {
             self.watched = watch.location
             self.applicationCode = nil
             self.cache = nil
+            self.seed = nil
         case .fetched(let upstream):
             self.watched = nil
             self.applicationCode = upstream.applicationCode
             self.cache = CacheTimes(file: upstream.diskCache, bootID: bootID)
+            self.seed = upstream.seed.map { ($0.file, FlagSet($0.seed.flags)) }
         }
         self.bootID = bootID
         self.clock = clock
@@ -76,6 +82,7 @@ struct FlagFeed {
         cache?.replacedInMemory()
         lastError = nil
         expired = false
+        servingSeed = false
         publish(timers)
         let update = store.replace(with: FlagSet(response.flags), from: mark, expiry: expiry)
         let (count, revision) = (String(response.flags.count), String(store.current.revision))
@@ -128,7 +135,7 @@ struct FlagFeed {
         // Status first, as for a fetch: a client that reads `status` or `explain` on the removal sees the flags
         // gone, not a fetch time that no longer holds.
         publish(timers)
-        serveNothing()
+        serveNoneOfItsOwn()
         removeCache()
     }
 
@@ -136,7 +143,7 @@ struct FlagFeed {
     /// source serves every user the same and keeps its flags.
     mutating func userChanged(notKept: String? = nil) {
         expired = false
-        if watched == nil { serveNothing() }
+        if watched == nil { serveNoneOfItsOwn() }
         removeCache()
         // After the cache's removal, whose success would clear it: status says the user id was not kept.
         if let notKept { cacheError = (notKept, clock.bootNow()) }
@@ -147,9 +154,23 @@ struct FlagFeed {
         cacheError = (reason, now)
     }
 
-    /// Serves no flags: at start without a usable cache or a readable file, at `CacheMaxAge`, for a new user.
-    func serveNothing() {
-        store.replace(with: FlagSet(), from: mark, expiry: .never)
+    /// Serves no flags of the source's own (at start without a usable cache or a readable file, at `CacheMaxAge`,
+    /// for a new user): the seed's, until the first good fetch, when there is one; else none. The seed is the
+    /// image maker's known-good set, so it stands in whenever the source has nothing usable, expiry included.
+    mutating func serveNoneOfItsOwn() {
+        guard let seed else {
+            store.replace(with: FlagSet(), from: mark, expiry: .never)
+            return
+        }
+        if !servingSeed {
+            logger.notice(
+                "no usable flags of the source's own: serving the seed until the first fetch",
+                ["SEED_FILE": seed.file, "FLAG_COUNT": String(seed.flags.count), "PWFLAGS_EVENT": "seed-served"])
+        }
+        servingSeed = true
+        // Status first, as for a fetch.
+        publish(timers)
+        store.replace(with: seed.flags, from: .seed, expiry: .never)
     }
 
     /// The expiry of the flags served moved without a change of flags (a reload changed `CacheMaxAge`, a
@@ -165,6 +186,7 @@ struct FlagFeed {
         snapshot.lastError = lastError
         snapshot.cacheError = cacheError
         snapshot.expired = expired
+        snapshot.servingSeed = servingSeed
         status.withLock { $0 = snapshot }
         StatusChange.signal.signal()
     }
@@ -200,6 +222,7 @@ struct FlagFeed {
                     + " CacheMaxAge from now, and judged again when the wall clock is set",
                 ["FETCHED_AT": String(Int(entry.fetchedAt)), "PWFLAGS_EVENT": "cache-age-unknown"])
         }
+        servingSeed = false
         store.replace(
             with: FlagSet(entry.flags), from: mark,
             expiry: FlagExpiry(fetchedAt: fetchedAt, maxAge: maxAge, clock: clock))

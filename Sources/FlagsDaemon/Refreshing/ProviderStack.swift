@@ -40,7 +40,7 @@ final class ProviderStack: Sendable {
                 configuration, client: client, hwid: hwid, stateDirectory: stateDirectory, logger: logger)
             provider = PushwooshProvider(
                 fetcher: fetcher, applicationCode: configuration.applicationCode,
-                diskCache: FlagCache(directory: stateDirectory))
+                diskCache: FlagCache(directory: stateDirectory), seed: SeedFile.load(configuration, logger: logger))
         }
         self.provider = provider
         let refresher = Refresher(

@@ -143,7 +143,7 @@ actor Refresher {
         if provider.isWatched, case .success = await readItself() { return }
         // R16, no usable disk cache, or a file that cannot be read: nothing is served until a fetch or a read
         // succeeds; whatever a previous provider served goes, so that a reload serves what a restart would.
-        feed.serveNothing()
+        feed.serveNoneOfItsOwn()
     }
 
     /// Runs the automatic refreshes until cancelled: look at the policy, sleep until its next wake, again.

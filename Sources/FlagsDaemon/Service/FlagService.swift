@@ -67,6 +67,7 @@ final class FlagService: Sendable {
         return DaemonMetricFamilies(
             server: server, daemon: metrics.current, flags: snapshot.flags.count, revision: snapshot.revision,
             ageSeconds: stack.ageSeconds(), stale: refresher.stale, partial: refresher.partial,
+            servingSeed: refresher.servingSeed,
             heldSeconds: refresher.heldUntil.map { max(0, $0 - stack.refresher.clock.bootNow()) } ?? 0,
             connections: connections, subscriptions: subscriptions, overrides: store.overrideCount
         ).families

@@ -105,6 +105,14 @@ public enum VarlinkInterface {
           reason: ?string
         )
 
+        # The flags the device image ships (SeedFile); serving while they are the ones served.
+        type Seed (
+          file: string,
+          exportedAt: ?string,
+          flags: int,
+          serving: bool
+        )
+
         # The flag of a key; null when the daemon serves none by that key (an answer, not an error).
         method Get(key: string) -> (flag: ?Flag)
 
@@ -142,7 +150,7 @@ public enum VarlinkInterface {
         method Explain(key: string) -> (
           flag: ?Flag,
           key: string,
-          # pushwoosh, file or override; null when the key reads as nothing.
+          # pushwoosh, file, seed or override; null when the key reads as nothing.
           source: ?string,
           # matched, default, killed or override.
           rule: ?string,
@@ -182,6 +190,7 @@ public enum VarlinkInterface {
           partial: bool,
           problem: ?string,
           revision: int,
+          seed: ?Seed,
           sessionStartedAt: ?string,
           source: string,
           stale: bool,

@@ -28,8 +28,11 @@ __all__ = ["PwflagsProvider"]
 
 
 def _reason(flag: Flag) -> Reason:
+    """The reason OFREP gives the same flag (docs/openfeature.md)."""
     if flag.overridden or flag.rule_id == "override":
         return Reason.STATIC
+    if flag.source == "seed":
+        return Reason.CACHED
     if flag.rule_id == "":
         return Reason.DISABLED
     if flag.rule_id == "default":

@@ -58,7 +58,7 @@ final class FlagChanger: Sendable {
 
     private func run() {
         var random = SplitMix64(seed: seed)
-        guard let session = tally.connection(.change, { try SocketSession(socketPath: daemon.socketPath) }) else {
+        guard var session = tally.connection(.change, { try SocketSession(socketPath: daemon.socketPath) }) else {
             return
         }
         let start = ContinuousClock.now
@@ -74,7 +74,14 @@ final class FlagChanger: Sendable {
             }
             do {
                 try daemon.writeFlags(flags)
-                try settle(flags, session: session)
+                do {
+                    try settle(flags, session: session)
+                } catch {
+                    // The daemon closes a connection idle past IdleConnectionTimeout: a round that a loaded machine
+                    // delayed that long asks again, once, on a new connection in its place.
+                    session = try SocketSession(socketPath: daemon.socketPath)
+                    try settle(flags, session: session)
+                }
             } catch {
                 tally.fail(.change, "round \(round): \(error)")
                 return

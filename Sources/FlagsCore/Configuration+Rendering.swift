@@ -83,6 +83,10 @@ extension Configuration {
         case .bus: bus?.rawValue ?? "no"
         case .busName: busName
         case .varlinkSocketPath: varlinkSocketPath
+        case .otlpEndpoint: otlpEndpoint
+        case .exportUserId: exportUserId.rawValue
+        case .exportFlagValues: exportFlagValues ? "yes" : "no"
+        case .maxEvaluationRecords: String(maxEvaluationRecords)
         }
     }
 
@@ -142,6 +146,7 @@ extension Configuration {
         case .metricsFile: "unset: no metrics file is written"
         case .listenAddress: "unset: OFREP is off"
         case .varlinkSocketPath: "unset: Varlink is off"
+        case .otlpEndpoint: "unset: $OTEL_EXPORTER_OTLP_ENDPOINT, else no telemetry"
         case .tokenFile: "unset: no token asked of Unix socket clients"
         case .allowedOrigins: "empty: no browser page may read the listener"
         default: "unset"

@@ -96,6 +96,19 @@ public struct Configuration: Sendable, Equatable {
     /// The Unix socket the daemon serves Varlink on (docs/varlink.md); nil: it is off.
     public var varlinkSocketPath: String?
 
+    // MARK: [Telemetry]
+
+    /// The OpenTelemetry collector's OTLP/HTTP base address (docs/telemetry.md); nil: the standard
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` decides, and without it nothing is exported.
+    public var otlpEndpoint: String?
+    /// Whether evaluation records carry the user id, and how: never in the clear.
+    public var exportUserId: UserIdExport = .no
+    /// Whether evaluation records carry the flag's value (`feature_flag.result.value`) besides its variant.
+    public var exportFlagValues = false
+    /// The most evaluation records (one per flag, variant and reason) one export interval keeps; more are
+    /// counted as dropped.
+    public var maxEvaluationRecords = 1000
+
     public init() {}
 
     /// Where clients look when neither `--socket` nor `$PWFLAGS_SOCKET` says otherwise.
@@ -109,6 +122,14 @@ public struct Configuration: Sendable, Equatable {
 
     /// True when the daemon serves `localFlagsFile` and never calls Pushwoosh.
     public var usesLocalSource: Bool { applicationCode.isEmpty }
+}
+
+/// Whether the telemetry's evaluation records carry the user id (`[Telemetry] ExportUserId=`).
+public enum UserIdExport: String, Sendable, CaseIterable {
+    /// Never: the records say nothing of the user.
+    case no
+    /// As `feature_flag.context.id`, a SHA-256 of the application code and the user id, never the id itself.
+    case hashed
 }
 
 /// A message bus the daemon can serve flags on (`[DBus] Bus=`).

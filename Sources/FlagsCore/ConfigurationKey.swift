@@ -59,6 +59,12 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
     // [Varlink]
     case varlinkSocketPath = "Varlink.SocketPath"
 
+    // [Telemetry]
+    case otlpEndpoint = "OTLPEndpoint"
+    case exportUserId = "ExportUserId"
+    case exportFlagValues = "ExportFlagValues"
+    case maxEvaluationRecords = "MaxEvaluationRecords"
+
     /// The key as the file spells it, in its section.
     public var name: String {
         guard let dot = rawValue.firstIndex(of: ".") else { return rawValue }
@@ -89,6 +95,8 @@ public enum ConfigurationKey: String, Sendable, CaseIterable {
             .dbus
         case .varlinkSocketPath:
             .varlink
+        case .otlpEndpoint, .exportUserId, .exportFlagValues, .maxEvaluationRecords:
+            .telemetry
         }
     }
 }

@@ -164,6 +164,24 @@ extension ConfigurationParser {
         case .varlinkSocketPath:
             if let message = socketPathProblem(value, shown: shown, name: name) { return message }
             configuration.varlinkSocketPath = value
+        case .otlpEndpoint:
+            if case .failure(let problem) = CollectorAddress.parse(value) {
+                return "invalid collector address '\(shown)' for \(name) (\(problem))"
+            }
+            configuration.otlpEndpoint = value
+        case .exportUserId:
+            guard let export = UserIdExport(rawValue: value) else {
+                return "invalid value '\(shown)' for \(name) (expected no or hashed)"
+            }
+            configuration.exportUserId = export
+        case .exportFlagValues:
+            guard let flag = boolean(value) else {
+                return "invalid boolean '\(shown)' for \(name) (expected yes/no, true/false, on/off, 1/0)"
+            }
+            configuration.exportFlagValues = flag
+        case .maxEvaluationRecords:
+            guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
+            configuration.maxEvaluationRecords = number
         }
         return nil
     }

@@ -268,6 +268,10 @@ public struct ConfigurationParser: Sendable {
         case .bus: configuration.bus = defaults.bus
         case .busName: configuration.busName = defaults.busName
         case .varlinkSocketPath: configuration.varlinkSocketPath = defaults.varlinkSocketPath
+        case .otlpEndpoint: configuration.otlpEndpoint = defaults.otlpEndpoint
+        case .exportUserId: configuration.exportUserId = defaults.exportUserId
+        case .exportFlagValues: configuration.exportFlagValues = defaults.exportFlagValues
+        case .maxEvaluationRecords: configuration.maxEvaluationRecords = defaults.maxEvaluationRecords
         }
     }
 

@@ -6,6 +6,7 @@ public enum ConfigurationSection: String, Sendable, CaseIterable {
     case ofrep = "OFREP"
     case dbus = "DBus"
     case varlink = "Varlink"
+    case telemetry = "Telemetry"
 
     /// The keys that belong in this section, in the order of docs/configuration.md.
     public var keys: [ConfigurationKey] { ConfigurationKey.allCases.filter { $0.section == self } }

@@ -63,14 +63,25 @@ public struct OFREPFlags: Sendable {
     /// A real flag wins; otherwise the property path whose flag key is the shortest prefix of `key` ending
     /// before a dot, which is the flag that sorts first among those that spell `key`.
     public func evaluation(of key: String) -> JSONValue? {
-        if let flag = flags[key] { return Self.evaluation(of: flag) }
+        guard let found = resolve(key) else { return nil }
+        guard let property = found.property else { return Self.evaluation(of: found.flag) }
+        return Self.evaluation(of: found.flag, property: property.name, value: property.value)
+    }
+
+    /// The flag whose evaluation `key` reads (itself, or the flag of the property path), or nil when none does.
+    public func flag(deciding key: String) -> Flag? {
+        resolve(key)?.flag
+    }
+
+    /// The flag `key` names, or the flag and property of the property path it spells, as `evaluation(of:)` says.
+    private func resolve(_ key: String) -> (flag: Flag, property: (name: String, value: JSONValue)?)? {
+        if let flag = flags[key] { return (flag, nil) }
         let bytes = Array(key.utf8)
         for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
-            guard let flag = flags[String(decoding: bytes[..<index], as: UTF8.self)],
-                let value = flag.properties[String(decoding: bytes[(index + 1)...], as: UTF8.self)]
-            else { continue }
             let name = String(decoding: bytes[(index + 1)...], as: UTF8.self)
-            return Self.evaluation(of: flag, property: name, value: value)
+            guard let flag = flags[String(decoding: bytes[..<index], as: UTF8.self)], let value = flag.properties[name]
+            else { continue }
+            return (flag, (name, value))
         }
         return nil
     }

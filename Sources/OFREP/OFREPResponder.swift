@@ -1,4 +1,4 @@
-import FlagsCore
+public import FlagsCore
 
 /// Answers one parsed HTTP request with OFREP: the routes, the token, the rate verdict, the evaluations.
 ///
@@ -35,8 +35,14 @@ public struct OFREPResponder: Sendable {
 
     /// The answer to `request`. `admit` is asked once the caller is authenticated and returns nil to serve the
     /// request, or the seconds the caller must wait (429). An allowed origin's answers carry the CORS fields.
-    public func respond(to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?) -> HTTPResponse {
-        var response = uncorsed(to: request, flags: flags, admit: admit)
+    ///
+    /// `evaluated` hears of every single evaluation answered: the key asked and the flag that decided it (nil when
+    /// there is none), for the daemon's telemetry.
+    public func respond(
+        to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?,
+        evaluated: ((String, Flag?) -> Void)? = nil
+    ) -> HTTPResponse {
+        var response = uncorsed(to: request, flags: flags, admit: admit, evaluated: evaluated)
         withCORS(&response, for: request)
         return response
     }
@@ -51,7 +57,9 @@ public struct OFREPResponder: Sendable {
         response.headers.append(("Access-Control-Expose-Headers", "ETag, Retry-After"))
     }
 
-    private func uncorsed(to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?) -> HTTPResponse {
+    private func uncorsed(
+        to request: HTTPRequest, flags: () -> OFREPFlags, admit: () -> Int?, evaluated: ((String, Flag?) -> Void)?
+    ) -> HTTPResponse {
         if isPreflight(request) {
             // The same answer for every path and every requested method or field: a preflight learns nothing
             // about the flags, the endpoints or the token.
@@ -112,6 +120,7 @@ public struct OFREPResponder: Sendable {
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/json"), ("ETag", tag.quoted)], body: body)
         }
+        evaluated?(key, current.flag(deciding: key))
         guard let evaluation = current.evaluation(of: key) else {
             return Self.json(
                 404,

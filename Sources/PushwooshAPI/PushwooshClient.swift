@@ -76,10 +76,18 @@ public final class PushwooshClient: Sendable {
     /// timer that wakes the daemon every second from then on (docs/performance.md, Idle wakeups). Cancelling the
     /// calling task (a reload, the daemon's stop) ends it at once.
     public func send(_ request: PushwooshRequest) async -> Result<[UInt8], PushwooshError> {
+        await post(
+            url: request.url.absoluteString, headers: request.headers.sorted { $0.key < $1.key }.map { "\($0): \($1)" },
+            body: request.body)
+    }
+
+    /// POSTs `body` to `url` with `headers` (`Name: value` lines) as `send` does, for a peer that is not Pushwoosh
+    /// (an OpenTelemetry collector): the same bounds, the same thread, the same classification of failures.
+    public func post(url: String, headers: [String], body: [UInt8]) async -> Result<[UInt8], PushwooshError> {
         // Read once: an exchange keeps the timeout it started with.
         let exchangeRequest = CurlExchange.Request(
-            url: request.url.absoluteString, headers: request.headers.sorted { $0.key < $1.key }.map { "\($0): \($1)" },
-            body: request.body, timeout: requestTimeout, caFile: caFile, connectTo: Self.connectTo)
+            url: url, headers: headers, body: body, timeout: requestTimeout, caFile: caFile,
+            connectTo: Self.connectTo)
         let channel: CurlChannel
         do {
             channel = try channels.take()

@@ -22,6 +22,12 @@ public enum MonotonicClock {
         reading(CLOCK_THREAD_CPUTIME_ID)
     }
 
+    /// Nanoseconds since the Unix epoch on the wall clock (`CLOCK_REALTIME`, which can be set and jump), for
+    /// timestamps that leave the device, such as OpenTelemetry's; never for intervals.
+    public static func wallNanoseconds() -> UInt64 {
+        reading(CLOCK_REALTIME)
+    }
+
     /// Seconds since the same point, for arithmetic on `Double`s.
     public static func seconds() -> Double {
         Double(nanoseconds()) / 1e9

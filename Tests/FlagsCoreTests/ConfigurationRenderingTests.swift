@@ -67,6 +67,12 @@ import Testing
                 [Varlink]
                 #SocketPath= (unset: Varlink is off)
 
+                [Telemetry]
+                #OTLPEndpoint= (unset: $OTEL_EXPORTER_OTLP_ENDPOINT, else no telemetry)
+                ExportUserId=no
+                ExportFlagValues=no
+                MaxEvaluationRecords=1000
+
                 """)
     }
 

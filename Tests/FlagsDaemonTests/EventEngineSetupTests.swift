@@ -38,7 +38,8 @@ import UnixIO
             // -1 is no socket: epoll refuses it after the eventfd was made.
             let server = try? OFREPServer(
                 listenFD: -1, isTCP: false, store: FlagStore(), token: nil, limits: OFREPLimits(),
-                logger: Logger(level: .err), metrics: DaemonMetrics())
+                logger: Logger(level: .err), metrics: DaemonMetrics(),
+                evaluations: EvaluationTally())
             #expect(server == nil)
         }
     }

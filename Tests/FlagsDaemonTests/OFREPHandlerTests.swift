@@ -43,7 +43,8 @@ import UnixIO
                 doorbell in
                 OFREPHandler(
                     doorbell: doorbell, listenFD: fd, isTCP: tcp, store: store, token: token.map { Array($0.utf8) },
-                    allowedOrigins: [], limits: limits, logger: logger, metrics: DaemonMetrics())
+                    allowedOrigins: [], limits: limits, logger: logger, metrics: DaemonMetrics(),
+                    evaluations: EvaluationTally())
             }
             let ended = self.ended
             engine.start { ended.signal() }

@@ -57,6 +57,7 @@ final class BusObject {
         case "IsEnabled":
             guard let key = call.readString(), let fallback = call.readBool() else { return invalid(call) }
             let flag = snapshot.flags[FlagKey(key)]
+            controller.evaluations.evaluated(key, flag: flag, revision: snapshot.revision)
             let reply = call.reply()
             reply?.append(flag?.isEnabled ?? fallback)
             return reply
@@ -149,7 +150,9 @@ final class BusObject {
     private func get(_ key: String, _ call: BusMessage) -> BusMessage? {
         let flagKey = FlagKey(key)
         let reply = call.reply()
-        guard let flag = snapshot.flags[flagKey] else {
+        let found = snapshot.flags[flagKey]
+        controller.evaluations.evaluated(key, flag: found, revision: snapshot.revision)
+        guard let flag = found else {
             reply?.append(false)
             reply?.append(false)
             reply?.append("")

@@ -9,7 +9,8 @@ extension Daemon {
     /// The OFREP service and the socket file to remove at exit; nil when OFREP is off or cannot start (then the
     /// daemon logs why and serves the line protocol alone: the local socket matters more than a second door).
     func makeOFREPServer(
-        configuration: Configuration, store: FlagStore, activated: [Int32], logger: Logger, metrics: DaemonMetrics
+        configuration: Configuration, store: FlagStore, activated: [Int32], logger: Logger, metrics: DaemonMetrics,
+        evaluations: EvaluationTally
     ) -> (server: OFREPServer, ownedPath: String?)? {
         let listener: OFREPListener
         let token: [UInt8]?
@@ -36,7 +37,7 @@ extension Daemon {
             let server = try OFREPServer(
                 listenFD: listener.fd, isTCP: listener.isTCP, store: store, token: token,
                 allowedOrigins: configuration.ofrepAllowedOrigins, limits: OFREPLimits(configuration), logger: logger,
-                metrics: metrics)
+                metrics: metrics, evaluations: evaluations)
             logger.notice("OFREP listening", ["ADDRESS": listener.address])
             return (server, listener.ownedPath)
         } catch {

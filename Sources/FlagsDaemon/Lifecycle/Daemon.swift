@@ -59,6 +59,7 @@ public final class Daemon: Sendable {
         // Before anything fills the store, so that it sees every change since the start.
         let changes = FlagChangeLog(observing: store)
         let metrics = DaemonMetrics()
+        let evaluations = EvaluationTally()
         let policy = CallPolicy(access: AccessPolicy.make(for: configuration, logger: logger), logger: logger)
         let reloader = Reloader(
             configuration: configuration,
@@ -71,6 +72,9 @@ public final class Daemon: Sendable {
             policy: policy
         )
         await reloader.prepare()
+        TelemetryExporter.prepare(
+            evaluations, configuration: configuration, environment: environment,
+            instanceId: reloader.stacks.current.hwid)
 
         let activated = Systemd.activatedSockets()
         let (listenFD, ownedPath) = try openSocket(activated)
@@ -78,7 +82,7 @@ public final class Daemon: Sendable {
         let server: SocketServer
         let controller = FlagService(
             store: store, stacks: reloader.stacks, reload: { await reloader.reload() }, overrides: overrides,
-            policy: policy, changes: changes, metrics: metrics)
+            policy: policy, changes: changes, metrics: metrics, evaluations: evaluations)
         do {
             server = try SocketServer(
                 listenFD: listenFD,
@@ -93,7 +97,8 @@ public final class Daemon: Sendable {
             throw StartError.serverUnavailable(cause: error)
         }
         let ofrep = makeOFREPServer(
-            configuration: configuration, store: store, activated: activated.ofrep, logger: logger, metrics: metrics)
+            configuration: configuration, store: store, activated: activated.ofrep, logger: logger, metrics: metrics,
+            evaluations: evaluations)
         let varlink = makeVarlinkServer(
             configuration: configuration, store: store, controller: controller, activated: activated.varlink,
             logger: logger)
@@ -117,15 +122,19 @@ public final class Daemon: Sendable {
         // The reloader uses the server (a reload changes its limits), so it comes after it and stops before it:
         // requests to Pushwoosh are not worth waiting for at shutdown, their callers get status 0 at once, and
         // then the server answers the lines it holds. The status updates and the clock watcher stop last.
-        // The metrics file's writer asks the server for its text, so it stops before the server does.
+        // The metrics file's writer and the telemetry's exporter ask the server for its families, so they stop
+        // before the server does.
         let metricsWriter = MetricsFileWriter(server: server, reloader: reloader, logger: logger)
+        let telemetry = TelemetryExporter(
+            server: server, reloader: reloader, tally: evaluations, metrics: metrics, environment: environment,
+            logger: logger)
         var services: [any Service] = [server]
         if let ofrep { services.append(ofrep.server) }
         if let bus { services.append(bus) }
         if let varlink { services.append(varlink.server) }
         services += [reloader, status]
         if let clockWatcher { services.append(clockWatcher) }
-        services.append(metricsWriter)
+        services += [metricsWriter, telemetry]
         let logger = self.logger
         let ended: ServiceGroupError?
         do {

@@ -40,6 +40,9 @@ actor Reloader: Service {
     nonisolated let stacks: StackGate
     /// Rung after every reload applied, for the metrics file's writer, which waits on it when it has no file.
     nonisolated let reloaded = WakeSignal()
+    /// The same for the telemetry's exporter, which waits on it while telemetry is off (a `WakeSignal` has one
+    /// waiter).
+    nonisolated let reloadedForTelemetry = WakeSignal()
 
     /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.
     init(
@@ -175,6 +178,7 @@ actor Reloader: Service {
         }
         configuration = new
         reloaded.signal()
+        reloadedForTelemetry.signal()
         logger.notice("configuration reloaded", ["PWFLAGS_EVENT": "reloaded"])
         return .success(())
     }

@@ -17,8 +17,8 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
 
     /// Messages to the loop from other threads.
     enum Mail: ServerMail {
-        /// Renders the metrics text on the loop, where its counters live, and hands it to `reply`.
-        case metrics(MetricsFormat, reply: @Sendable (String) -> Void)
+        /// Gathers the metric families on the loop, where its counters live, and hands them to `reply`.
+        case metrics(reply: @Sendable ([MetricFamily]) -> Void)
         case completion(RequestRouter.Work, result: Result<any CallResult, RPCError>)
         case limits(ServerLimits)
         case shutdown
@@ -74,8 +74,8 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
         for change in mailbox.changes.take() { apply(change.update, madeAt: change.madeAt) }
         for message in mailbox.take() {
             switch message {
-            case .metrics(let format, let reply):
-                reply(router.metricsText(format: format, snapshot: snapshot, openConnections: engine.connections.count))
+            case .metrics(let reply):
+                reply(router.metricFamilies(snapshot: snapshot, openConnections: engine.connections.count))
             case .completion(let work, let result): complete(work.connection, requestID: work.requestID, result: result)
             case .limits(let newLimits): limits = newLimits
             case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
@@ -86,8 +86,8 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
     /// After the loop: a `metrics` question that arrived too late still gets its answer, so that no one waits
     /// for a loop that is gone. (Nothing else in the mailbox needs one.)
     func stopped() {
-        for case .metrics(let format, let reply) in mailbox.close() {
-            reply(router.metricsText(format: format, snapshot: snapshot, openConnections: 0))
+        for case .metrics(let reply) in mailbox.close() {
+            reply(router.metricFamilies(snapshot: snapshot, openConnections: 0))
         }
     }
 

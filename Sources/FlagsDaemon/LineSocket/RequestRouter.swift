@@ -135,10 +135,12 @@ final class RequestRouter {
         switch request {
         case .get(let id, let key):
             metrics.fastGets &+= 1
+            controller.evaluations.evaluated(key, in: snapshot)
             GetResult.writeLine(id: id, encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
         case .isEnabled(let id, let key, let fallback):
             metrics.fastIsEnabled &+= 1
             let flag = snapshot.flags[key]
+            controller.evaluations.evaluated(key, flag: flag, revision: snapshot.revision)
             IsEnabledResult.writeLine(
                 id: id, enabled: flag?.isEnabled ?? fallback, found: flag != nil, to: &connection.output.bytes)
         case .getAll(let id):
@@ -149,9 +151,13 @@ final class RequestRouter {
 
     /// The `metrics` text: this thread's counters and gauges with the controller's.
     func metricsText(format: MetricsFormat, snapshot: FlagSnapshot, openConnections: Int) -> String {
-        let families = controller.metricFamilies(
+        MetricsExposition.text(metricFamilies(snapshot: snapshot, openConnections: openConnections), format: format)
+    }
+
+    /// The `metrics` families: this thread's counters and gauges with the controller's.
+    func metricFamilies(snapshot: FlagSnapshot, openConnections: Int) -> [MetricFamily] {
+        controller.metricFamilies(
             server: metrics, snapshot: snapshot, connections: openConnections, subscriptions: subscriptions.count)
-        return MetricsExposition.text(families, format: format)
     }
 
     /// Hands a method that may wait to the async side; the connection's later lines wait for its answer.

@@ -5,10 +5,15 @@ import FlagsProtocol
 typealias SocketServer = FramedServer<LineHandler>
 
 extension FramedServer where Handler == LineHandler {
-    /// The `metrics` text, rendered on the loop's thread where its counters live.
+    /// The `metrics` text, of families gathered on the loop's thread where its counters live.
     func metricsText(format: MetricsFormat) async -> String {
+        MetricsExposition.text(await metricFamilies(), format: format)
+    }
+
+    /// The `metrics` families, gathered on the loop's thread.
+    func metricFamilies() async -> [MetricFamily] {
         await withCheckedContinuation { done in
-            engine.handler.post(.metrics(format, reply: { done.resume(returning: $0) }))
+            engine.handler.post(.metrics(reply: { done.resume(returning: $0) }))
         }
     }
 }

@@ -17,6 +17,8 @@ struct DaemonMetricFamilies {
     let subscriptions: Int
     /// Flags a local override forces; zero until overrides exist.
     let overrides: Int
+    /// Flag reads the telemetry could not keep a record of.
+    let evaluationsDropped: Int
 
     typealias Sample = MetricFamily.Sample
 
@@ -44,6 +46,11 @@ struct DaemonMetricFamilies {
             ($0.key.endpoint, $0.key.status) < ($1.key.endpoint, $1.key.status)
         }.map {
             Sample(labels: [("endpoint", $0.key.endpoint), ("status", String($0.key.status))], value: Double($0.value))
+        }
+        let exports = daemon.telemetryExports.sorted {
+            ($0.key.signal, $0.key.outcome) < ($1.key.signal, $1.key.outcome)
+        }.map {
+            Sample(labels: [("signal", $0.key.signal), ("outcome", $0.key.outcome)], value: Double($0.value))
         }
         var propagation = MetricFamily(
             name: "pwflagsd_change_propagation_seconds", kind: .histogram,
@@ -82,6 +89,14 @@ struct DaemonMetricFamilies {
             .gauge("pwflagsd_connections", "Open client connections.", Double(connections)),
             .gauge("pwflagsd_subscriptions", "Open listen subscriptions.", Double(subscriptions)),
             .gauge("pwflagsd_overrides", "Flags forced by a local override.", Double(overrides)),
+            .counter(
+                "pwflagsd_telemetry_exports",
+                "OTLP exports to the collector that ended, by signal (metrics, logs) and outcome (sent, failed, "
+                    + "refused).", exports),
+            .counter(
+                "pwflagsd_telemetry_evaluations_dropped",
+                "Flag reads left out of the evaluation records: past MaxEvaluationRecords in one interval, or "
+                    + "refused by the collector.", [Sample(labels: [], value: Double(evaluationsDropped))]),
             propagation,
         ]
     }

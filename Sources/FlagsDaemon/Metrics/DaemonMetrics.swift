@@ -26,6 +26,14 @@ final class DaemonMetrics: Sendable {
         /// Failed requests to Pushwoosh by ``PushwooshError/Kind``.
         var refreshFailures: [String: Int] = [:]
         var ofrepRequests: [OFREPRequest: Int] = [:]
+        /// OTLP exports by signal (`metrics`, `logs`) and outcome (`sent`, `failed`, `refused`).
+        var telemetryExports: [TelemetryExport: Int] = [:]
+    }
+
+    /// An OTLP export's labels.
+    struct TelemetryExport: Hashable, Sendable {
+        var signal: String
+        var outcome: String
     }
 
     private let counts = Locked(Counts())
@@ -50,6 +58,13 @@ final class DaemonMetrics: Sendable {
     /// Counts one answered OFREP request.
     func ofrepAnswered(endpoint: String, status: Int) {
         counts.withLock { $0.ofrepRequests[OFREPRequest(endpoint: endpoint, status: status), default: 0] += 1 }
+    }
+
+    /// Counts one OTLP export that ended.
+    func telemetryExport(signal: String, outcome: String) {
+        counts.withLock {
+            $0.telemetryExports[TelemetryExport(signal: signal, outcome: outcome), default: 0] += 1
+        }
     }
 
     /// The counts now.

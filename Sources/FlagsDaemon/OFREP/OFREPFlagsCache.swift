@@ -33,6 +33,9 @@ struct OFREPFlagsCache {
         if newer.revision > snapshot.revision { snapshot = newer }
     }
 
+    /// The revision of the snapshot served.
+    var revision: Int { snapshot.revision }
+
     /// The flags of the snapshot served.
     mutating func current() -> OFREPFlags {
         if let cached, cached.snapshot === snapshot { return cached.flags }

@@ -111,7 +111,11 @@ extension OFREPHandler {
             case .request(let request):
                 let response = responder.respond(
                     to: request, flags: { advertisedFlags(now: EngineClock.now()) },
-                    admit: { limiter.admit(connection.peer, now: Double(EngineClock.now()) / 1e9) })
+                    admit: { limiter.admit(connection.peer, now: Double(EngineClock.now()) / 1e9) },
+                    evaluated: evaluations.isOn
+                        ? { [evaluations, revision = flags.revision] in
+                            evaluations.evaluated($0, flag: $1, revision: revision)
+                        } : nil)
                 metrics.ofrepAnswered(endpoint: OFREPResponder.endpoint(of: request.path), status: response.status)
                 // A request without the token ends its connection: it holds no slot and earns no more time. A
                 // preflight needs no token, so it proves nothing: its connection stays displaceable.

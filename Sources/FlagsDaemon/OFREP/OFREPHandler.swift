@@ -29,6 +29,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     /// Where TCP clients reach the listener (`http://127.0.0.1:8016`), for the stream URL; nil on a Unix socket.
     let streamOrigin: String?
     let metrics: DaemonMetrics
+    /// Single evaluations answered, for the telemetry's records.
+    let evaluations: EvaluationTally
 
     // Loop thread only.
     unowned(unsafe) var engine: EventEngine<OFREPHandler>!
@@ -49,7 +51,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
 
     init(
         doorbell: Doorbell, listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?,
-        allowedOrigins: [String], limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics
+        allowedOrigins: [String], limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics,
+        evaluations: EvaluationTally
     ) {
         self.doorbell = doorbell
         self.isTCP = isTCP
@@ -61,6 +64,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         self.flags = OFREPFlagsCache(snapshot: feed.initial, maximumBulkBytes: limits.maxBulkBytes, logger: logger)
         self.logger = logger
         self.metrics = metrics
+        self.evaluations = evaluations
         if isTCP, let host = InetSocket.localHost(listenFD), let port = InetSocket.localPort(listenFD) {
             streamOrigin = "http://" + (host.contains(":") ? "[\(host)]" : host) + ":" + String(port)
         } else {

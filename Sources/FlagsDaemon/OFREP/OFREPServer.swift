@@ -12,13 +12,14 @@ final class OFREPServer: Service {
     /// `metrics`.
     init(
         listenFD: Int32, isTCP: Bool, store: FlagStore, token: [UInt8]?, allowedOrigins: [String] = [],
-        limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics
+        limits: OFREPLimits, logger: Logger, metrics: DaemonMetrics, evaluations: EvaluationTally
     ) throws(SystemError) {
         engine = try EventEngine(listenFD: listenFD, share: ConnectionShare(), logger: logger, logPrefix: "OFREP: ") {
             doorbell in
             OFREPHandler(
                 doorbell: doorbell, listenFD: listenFD, isTCP: isTCP, store: store, token: token,
-                allowedOrigins: allowedOrigins, limits: limits, logger: logger, metrics: metrics)
+                allowedOrigins: allowedOrigins, limits: limits, logger: logger, metrics: metrics,
+                evaluations: evaluations)
         }
     }
 

@@ -26,13 +26,16 @@ final class FlagService: Sendable {
     let busStatus = Locked<StatusResult.Bus?>(nil)
     /// Who may call what, and how often, on every surface.
     let policy: CallPolicy
+    /// The flag reads every surface answered, for the telemetry's evaluation records.
+    let evaluations: EvaluationTally
 
     /// `changes` should observe the store from its start; without it, one begins observing now.
     init(
         store: FlagStore, stacks: StackGate, reload: @escaping @Sendable () async -> Result<Void, ConfigurationErrors>,
         overrides: LocalOverrides, policy: CallPolicy, changes: FlagChangeLog? = nil,
-        metrics: DaemonMetrics = DaemonMetrics()
+        metrics: DaemonMetrics = DaemonMetrics(), evaluations: EvaluationTally = EvaluationTally()
     ) {
+        self.evaluations = evaluations
         self.store = store
         self.policy = policy
         self.stacks = stacks
@@ -69,7 +72,8 @@ final class FlagService: Sendable {
             ageSeconds: stack.ageSeconds(), stale: refresher.stale, partial: refresher.partial,
             servingSeed: refresher.servingSeed,
             heldSeconds: refresher.heldUntil.map { max(0, $0 - stack.refresher.clock.bootNow()) } ?? 0,
-            connections: connections, subscriptions: subscriptions, overrides: store.overrideCount
+            connections: connections, subscriptions: subscriptions, overrides: store.overrideCount,
+            evaluationsDropped: evaluations.droppedTotal
         ).families
     }
 

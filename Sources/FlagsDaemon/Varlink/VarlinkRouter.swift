@@ -175,6 +175,7 @@ final class VarlinkRouter {
     /// The `flags` array of `keys` (nil: every flag, the snapshot's shared encoding queued by reference).
     /// `Get`'s reply: `{"parameters":{"flag":…}}`, the flag as the snapshot encoded it, or null.
     private func writeGet(_ key: String, of snapshot: FlagSnapshot, on connection: VarlinkConnection) {
+        controller.evaluations.evaluated(key, in: snapshot)
         VarlinkReply.writePrefix(continues: false, to: &connection.output.bytes)
         GetResult.write(encodedFlag: snapshot.encoded[FlagKey(key)], to: &connection.output.bytes)
         VarlinkReply.writeSuffix(to: &connection.output.bytes)

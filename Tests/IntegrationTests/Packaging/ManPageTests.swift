@@ -73,7 +73,10 @@ import Testing
                 sections[sections.count - 1].1.append(HelpListing.Entry(term: String(line.dropFirst()), text: comment))
             }
         }
-        #expect(sections.map(\.0) == ["[Pushwoosh]", "[FeatureFlags]", "[Daemon]", "[OFREP]", "[DBus]", "[Varlink]"])
+        #expect(
+            sections.map(\.0) == [
+                "[Pushwoosh]", "[FeatureFlags]", "[Daemon]", "[OFREP]", "[DBus]", "[Varlink]", "[Telemetry]",
+            ])
         for (section, keys) in sections {
             #expect(Self.listing(page.entries(under: ".SS \(section)")) == keys, "\(section)")
         }

@@ -1,0 +1,222 @@
+import FlagsCore
+import PushwooshAPI
+import UnixIO
+
+/// Exports the daemon's metrics and its `feature_flag.evaluation` records to an OpenTelemetry collector over
+/// OTLP/HTTP, when `[Telemetry]` or the `OTEL_*` variables name one (docs/telemetry.md).
+///
+/// Its own task, its own HTTP client: a slow or absent collector delays nothing but the next export. Metrics are
+/// cumulative, so a failed export loses nothing the next one does not carry; the evaluation records of a failed
+/// export go back to the tally, which bounds them. A failure waits `ExportBackoff`'s jittered, capped time (or
+/// the collector's `Retry-After`) before the next attempt; a refused body (any other HTTP status) is dropped and
+/// counted, never sent again. The settings are resolved again at every round, so that a reload turns the export
+/// on, off or elsewhere.
+final class TelemetryExporter: Service {
+    private let server: SocketServer
+    private let reloader: Reloader
+    private let tally: EvaluationTally
+    private let metrics: DaemonMetrics
+    private let environment: [String: String]
+    private let logger: Logger
+    /// When counting began: the start of every cumulative series.
+    private let startNanos = MonotonicClock.wallNanoseconds()
+
+    init(
+        server: SocketServer, reloader: Reloader, tally: EvaluationTally, metrics: DaemonMetrics,
+        environment: [String: String], logger: Logger
+    ) {
+        self.server = server
+        self.reloader = reloader
+        self.tally = tally
+        self.metrics = metrics
+        self.environment = environment
+        self.logger = logger
+    }
+
+    var name: String { "telemetry exporter" }
+
+    /// Starts or stops counting reads for the settings `configuration` resolves to: called before the daemon
+    /// serves, so that the first reads are counted too, and by every round after.
+    @discardableResult
+    static func prepare(
+        _ tally: EvaluationTally, configuration: Configuration, environment: [String: String], instanceId: String
+    ) -> TelemetrySettings.Resolution {
+        let resolution = TelemetrySettings.resolve(configuration, environment: environment, instanceId: instanceId)
+        tally.configure(
+            enabled: resolution.settings != nil, limit: resolution.settings?.maxEvaluationRecords ?? 0)
+        return resolution
+    }
+
+    /// One signal's schedule: when it is due (monotonic seconds), its backoff, and whether it is failing.
+    private struct Schedule {
+        var due: Double
+        var backoff = ExportBackoff()
+        /// The last failure logged, so that a collector that stays down is logged once, not every attempt.
+        var failure: String?
+    }
+
+    func run() async {
+        var resolved: TelemetrySettings.Resolution?
+        var client: (settings: TelemetrySettings, client: PushwooshClient)?
+        var metricsSchedule = Schedule(due: 0)
+        var logsSchedule = Schedule(due: 0)
+        while !Task.isCancelled {
+            reloader.reloadedForTelemetry.clear()
+            let configuration = await reloader.configuration
+            let stack = reloader.stacks.current
+            let resolution = Self.prepare(
+                tally, configuration: configuration, environment: environment, instanceId: stack.hwid)
+            if resolution != resolved {
+                resolved = resolution
+                announce(resolution)
+                let now = MonotonicClock.seconds()
+                metricsSchedule = Schedule(due: now + (resolution.settings?.metricInterval.seconds ?? 0))
+                logsSchedule = Schedule(due: now + (resolution.settings?.logInterval.seconds ?? 0))
+            }
+            guard let settings = resolution.settings else {
+                client = nil
+                // Off: nothing to do until a reload turns it on; no timer wakes the daemon meanwhile.
+                await reloader.reloadedForTelemetry.wait()
+                continue
+            }
+            if client?.settings != settings {
+                client = (
+                    settings,
+                    PushwooshClient(
+                        apiToken: nil, requestTimeout: settings.timeout, maximumReplyBytes: 64 * 1024,
+                        caFile: settings.certificateFile)
+                )
+            }
+            let now = MonotonicClock.seconds()
+            let next = min(metricsSchedule.due, logsSchedule.due)
+            guard next <= now else {
+                try? await Task.sleep(for: .seconds(next - now))
+                continue
+            }
+            guard let http = client?.client else { continue }
+            let encoder = OTLPEncoder(
+                resource: settings.resource.map { ($0.name, .string($0.value)) }, startNanos: startNanos)
+            if metricsSchedule.due <= now {
+                let families = await server.metricFamilies()
+                let body = encoder.metrics(families, nowNanos: MonotonicClock.wallNanoseconds())
+                let outcome = await send(body, to: settings.metricsURL, headers: settings.headers, with: http)
+                finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metricInterval)
+            }
+            if logsSchedule.due <= now {
+                tally.markStale(stack.refresher.status.withLock(\.stale))
+                let batch = tally.take()
+                guard !batch.entries.isEmpty else {
+                    logsSchedule.due = now + settings.logInterval.seconds
+                    continue
+                }
+                let context = OTLPEncoder.EvaluationContext(
+                    setId: configuration.applicationCode,
+                    contextId: settings.exportUserId == .hashed
+                        ? Self.hashedUserId(
+                            stack.refresher.status.withLock(\.userId), applicationCode: configuration.applicationCode)
+                        : nil,
+                    includeValues: settings.exportFlagValues)
+                let body = encoder.logs(batch, context: context, nowNanos: MonotonicClock.wallNanoseconds())
+                let outcome = await send(body, to: settings.logsURL, headers: settings.headers, with: http)
+                switch outcome {
+                case .sent: break
+                case .failed: tally.giveBack(batch)
+                case .refused: tally.refused(batch)
+                }
+                finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logInterval)
+            }
+        }
+    }
+
+    /// `feature_flag.context.id`: the user id never leaves the device; its SHA-256 with the application code does,
+    /// so that one user reads as one id across a fleet and as different ids across applications.
+    static func hashedUserId(_ userId: String, applicationCode: String) -> String {
+        SHA256.hex(Array((applicationCode + ":" + userId).utf8))
+    }
+
+    /// How one export ended.
+    enum Outcome: Sendable, Equatable {
+        case sent
+        /// Worth sending again: no answer, a timeout, 429, 502, 503, 504; `retryAfter` in seconds.
+        case failed(reason: String, retryAfter: Double?)
+        /// The collector will not take this body (another status): dropped.
+        case refused(reason: String)
+    }
+
+    private func send(_ body: [UInt8], to url: String, headers: [String], with client: PushwooshClient) async
+        -> Outcome
+    {
+        let result = await client.post(
+            url: url, headers: headers + ["Content-Type: application/x-protobuf"], body: body)
+        guard case .failure(let error) = result else { return .sent }
+        return Self.outcome(of: error, now: Double(MonotonicClock.wallNanoseconds()) / 1e9)
+    }
+
+    /// The OTLP/HTTP rules: 429, 502, 503 and 504 are worth retrying, honouring `Retry-After`; so is no answer at
+    /// all; any other status refuses the body.
+    static func outcome(of error: PushwooshError, now: Double) -> Outcome {
+        guard error.status != 0 else {
+            return .failed(reason: "\(error.kind.rawValue): \(error.reason)", retryAfter: nil)
+        }
+        let reason = "HTTP \(error.status)"
+        guard [429, 502, 503, 504].contains(error.status) else { return .refused(reason: reason) }
+        return .failed(reason: reason, retryAfter: error.retryAfter.flatMap { RetryAfter.seconds($0, now: now) })
+    }
+
+    private func finish(_ schedule: inout Schedule, signal: String, outcome: Outcome, interval: Duration) {
+        let now = MonotonicClock.seconds()
+        metrics.telemetryExport(signal: signal, outcome: outcome.label)
+        switch outcome {
+        case .sent:
+            schedule.backoff.succeeded()
+            schedule.due = now + interval.seconds
+            if schedule.failure.take() != nil {
+                logger.notice(
+                    "the collector takes \(signal) again", ["PWFLAGS_EVENT": "telemetry-resumed", "SIGNAL": signal])
+            }
+        case .failed(let reason, let retryAfter):
+            let wait = schedule.backoff.next(retryAfter: retryAfter, random: Double.random(in: 0..<1))
+            schedule.due = now + wait.seconds
+            if schedule.failure != reason {
+                schedule.failure = reason
+                logger.warning(
+                    "cannot export \(signal) to the collector (\(reason)); trying again with backoff",
+                    ["PWFLAGS_EVENT": "telemetry-failed", "SIGNAL": signal, "REASON": reason])
+            }
+        case .refused(let reason):
+            schedule.backoff.succeeded()
+            schedule.due = now + interval.seconds
+            if schedule.failure != reason {
+                schedule.failure = reason
+                logger.warning(
+                    "the collector refused the \(signal) (\(reason)); they are dropped",
+                    ["PWFLAGS_EVENT": "telemetry-refused", "SIGNAL": signal, "REASON": reason])
+            }
+        }
+    }
+
+    /// Says where the export goes (never its headers), or why it is off.
+    private func announce(_ resolution: TelemetrySettings.Resolution) {
+        for problem in resolution.problems {
+            logger.warning("telemetry: \(problem)", ["PWFLAGS_EVENT": "telemetry-settings"])
+        }
+        if let settings = resolution.settings {
+            logger.notice(
+                "exporting telemetry over OTLP/HTTP",
+                [
+                    "PWFLAGS_EVENT": "telemetry-on", "METRICS_URL": settings.metricsURL, "LOGS_URL": settings.logsURL,
+                ])
+        }
+    }
+}
+
+extension TelemetryExporter.Outcome {
+    /// The metric's `outcome` label.
+    var label: String {
+        switch self {
+        case .sent: "sent"
+        case .failed: "failed"
+        case .refused: "refused"
+        }
+    }
+}

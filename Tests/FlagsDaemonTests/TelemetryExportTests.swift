@@ -1,0 +1,120 @@
+import FlagsCore
+import PushwooshAPI
+import TestSupport
+import Testing
+
+@testable import FlagsDaemon
+
+@Suite(.hangLimit) struct TelemetryExportTests {
+    @Test("Protobuf's varints and fixed fields, byte for byte")
+    func protobufWire() {
+        var writer = ProtobufWriter()
+        writer.uint(1, 150)
+        writer.int(2, -1)
+        writer.fixed64(3, 1)
+        writer.string(4, "hi")
+        #expect(
+            writer.bytes == [
+                0x08, 0x96, 0x01, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x19, 1, 0, 0, 0,
+                0, 0, 0, 0, 0x22, 2, 0x68, 0x69,
+            ])
+    }
+
+    @Test("The variables resolve as the SDKs read them, the key first, the per-signal addresses as given")
+    func settingsResolve() throws {
+        var configuration = Configuration()
+        #expect(TelemetrySettings.resolve(configuration, environment: [:], instanceId: "i").settings == nil)
+        let environment = [
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "https://otel.example.net",
+            "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "https://logs.example.net/ingest",
+            "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20k, x-tenant = 42 ,broken",
+            "OTEL_SERVICE_NAME": "kiosk-flags",
+            "OTEL_RESOURCE_ATTRIBUTES": "service.instance.id=mine,site=7",
+            "OTEL_METRIC_EXPORT_INTERVAL": "5000",
+            "OTEL_BLRP_SCHEDULE_DELAY": "10",
+            "OTEL_EXPORTER_OTLP_TIMEOUT": "soon",
+        ]
+        let resolved = TelemetrySettings.resolve(configuration, environment: environment, instanceId: "hwid")
+        let settings = try #require(resolved.settings)
+        #expect(settings.metricsURL == "https://otel.example.net/v1/metrics")
+        #expect(settings.logsURL == "https://logs.example.net/ingest")
+        #expect(settings.headers == ["authorization: Bearer k", "x-tenant: 42"])
+        #expect(settings.resource.map(\.name) == ["service.name", "service.version", "service.instance.id", "site"])
+        #expect(settings.resource.first?.value == "kiosk-flags")
+        #expect(settings.resource.first { $0.name == "service.instance.id" }?.value == "mine")
+        #expect(settings.metricInterval == .seconds(5))
+        #expect(settings.logInterval == TelemetrySettings.minimumInterval)
+        #expect(settings.timeout == .seconds(10))
+        #expect(resolved.problems.count == 2, "\(resolved.problems)")
+        #expect(!resolved.problems.joined().contains("Bearer"), "a header's value reached a problem")
+
+        configuration.otlpEndpoint = "http://127.0.0.1:4318/"
+        let keyed = try #require(
+            TelemetrySettings.resolve(configuration, environment: environment, instanceId: "hwid").settings)
+        #expect(keyed.metricsURL == "http://127.0.0.1:4318/v1/metrics")
+        #expect(keyed.logsURL == "http://127.0.0.1:4318/v1/logs")
+        let disabled = environment.merging(["OTEL_SDK_DISABLED": "true"]) { $1 }
+        #expect(TelemetrySettings.resolve(configuration, environment: disabled, instanceId: "i").settings == nil)
+        let insecure = ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel.example.net"]
+        let refused = TelemetrySettings.resolve(Configuration(), environment: insecure, instanceId: "i")
+        #expect(refused.settings == nil)
+        #expect(refused.problems.count == 1)
+    }
+
+    @Test("Backoff doubles from a second to five minutes, each wait in the upper half; Retry-After is honoured")
+    func backoff() {
+        var backoff = ExportBackoff()
+        var tops: [Duration] = []
+        for _ in 0..<12 { tops.append(backoff.next(retryAfter: nil, random: 0.999_999)) }
+        #expect(tops[0] < .seconds(1) && tops[0] > .milliseconds(999))
+        #expect(tops[3] < .seconds(8) && tops[3] > .milliseconds(7999))
+        #expect(tops.last.map { $0 <= .seconds(300) && $0 > .seconds(299) } == true)
+        var low = ExportBackoff()
+        #expect(low.next(retryAfter: nil, random: 0) == .milliseconds(500))
+        #expect(low.next(retryAfter: nil, random: 0) == .seconds(1))
+        var asked = ExportBackoff()
+        #expect(asked.next(retryAfter: 30, random: 0) == .seconds(30))
+        #expect(asked.next(retryAfter: 30, random: 0.5) == .seconds(31.5))
+        #expect(asked.next(retryAfter: 86_400, random: 0) == .seconds(3600))
+        asked.succeeded()
+        #expect(asked.failures == 0)
+    }
+
+    @Test("OTLP's retryable statuses are tried again, the rest refused; no answer is tried again")
+    func outcomes() {
+        let unavailable = PushwooshError.httpStatus(503, retryAfter: "7", body: [])
+        #expect(TelemetryExporter.outcome(of: unavailable, now: 0) == .failed(reason: "HTTP 503", retryAfter: 7))
+        let bad = PushwooshError.httpStatus(400, retryAfter: nil, body: [])
+        #expect(TelemetryExporter.outcome(of: bad, now: 0) == .refused(reason: "HTTP 400"))
+        let down = PushwooshError.noReply("refused", kind: .connect)
+        #expect(
+            TelemetryExporter.outcome(of: down, now: 0)
+                == .failed(reason: "connect: no reply: refused", retryAfter: nil))
+    }
+
+    @Test("The tally counts, bounds and merges back what could not be sent")
+    func tally() {
+        let tally = EvaluationTally()
+        let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
+        tally.evaluated("a", flag: flag, revision: 1)
+        #expect(tally.take().entries.isEmpty, "counted while off")
+        tally.configure(enabled: true, limit: 2)
+        for _ in 0..<3 { tally.evaluated("a", flag: flag, revision: 1) }
+        tally.evaluated("b", flag: nil, revision: 1)
+        tally.evaluated("c", flag: nil, revision: 1)
+        tally.evaluated(String(repeating: "k", count: 300), flag: flag, revision: 1)
+        let batch = tally.take()
+        #expect(batch.entries.count == 2)
+        let key = EvaluationTally.Key(flagKey: "a", variant: "r1", reason: "targeting_match", revision: 1)
+        #expect(batch.entries[key]?.count == 3)
+        #expect(tally.droppedTotal == 2)
+        tally.evaluated("a", flag: flag, revision: 1)
+        tally.markStale(true)
+        tally.evaluated("a", flag: flag, revision: 1)
+        tally.giveBack(batch)
+        let merged = tally.take()
+        #expect(merged.entries[key]?.count == 4)
+        #expect(merged.entries.count == 2, "the stale read and one given back fit; the other given back is dropped")
+        #expect(tally.droppedTotal == 3)
+    }
+}

@@ -20,8 +20,11 @@ struct OFREPRig {
     let port: UInt16?
 
     /// Starts a daemon serving `flags` from a local file, OFREP on a Unix socket (`tcp`: on 127.0.0.1, a port the
-    /// kernel picks, with `token` required), and `extra` lines in `[OFREP]`.
-    init(_ flags: [Flag] = Self.flags, tcp: Bool = false, extra: String = "", tokenFile: [UInt8]? = nil) throws {
+    /// kernel picks, with `token` required), `extra` lines in `[OFREP]`, and `environment` for the daemon.
+    init(
+        _ flags: [Flag] = Self.flags, tcp: Bool = false, extra: String = "", tokenFile: [UInt8]? = nil,
+        environment: [String: String] = [:]
+    ) throws {
         let directory = try TemporaryDirectory()
         try directory.write(LocalFlags.fileName, LocalFlags.text(flags))
         let path = directory.file("ofrep.sock")
@@ -35,7 +38,8 @@ struct OFREPRig {
         }
         do {
             daemon = try DaemonProcess(
-                config: LocalFlags.config(in: directory, extra: section + extra), directory: directory)
+                config: LocalFlags.config(in: directory, extra: section + extra), directory: directory,
+                environment: environment)
         } catch {
             directory.remove()
             throw error

@@ -251,4 +251,29 @@ import Testing
             #expect(!String(decoding: request.body, as: UTF8.self).contains("kiosk-7"))
         }
     }
+
+    @Test("Varlink's Get and OFREP's single evaluations are counted as the socket's reads are")
+    func everySurfaceCounts() async throws {
+        let collector = try Self.collector()
+        defer { collector.stop() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let varlinkPath = directory.file("varlink.sock")
+        let rig = try OFREPRig(
+            extra: "[Varlink]\nSocketPath=\(varlinkPath)\n", environment: Self.environment(collector))
+        defer { rig.daemon.cleanUp() }
+        let varlink = try VarlinkClient(socketPath: varlinkPath)
+        for _ in 0..<2 { _ = try varlink.call("io.github.pwflagsd.Flags.Get", ["key": "banner"]) }
+        #expect(try rig.post(OFREPRig.single("new_checkout.button_color"))?.status == 200)
+        #expect(try rig.post(OFREPRig.single("old_search"))?.status == 200)
+        #expect(try rig.post(OFREPRig.bulk)?.status == 200)
+        let (records, _) = try await Self.records(until: "old_search", count: 1, from: collector)
+        let (all, _) = try await Self.records(until: "banner", count: 2, from: collector)
+        #expect(all.contains { $0["feature_flag.key"] == "banner" && $0["pwflagsd.evaluation.count"] == "2" })
+        let property = try #require(records.first { $0["feature_flag.key"] == "new_checkout.button_color" })
+        #expect(property["feature_flag.result.variant"] == OFREPRig.checkout.ruleId)
+        let killed = try #require(records.first { $0["feature_flag.key"] == "old_search" })
+        #expect(killed["feature_flag.result.reason"] == "disabled")
+        #expect(!all.contains { $0["feature_flag.key"] == "new_checkout" }, "the bulk answer is no single evaluation")
+    }
 }

@@ -25,6 +25,11 @@ protocol ConnectionHandler: AnyObject {
     /// How many connections may be open at once.
     var maxConnections: Int { get }
 
+    /// The surface's name in the metrics (`line`, `varlink`, `ofrep`).
+    static var surface: String { get }
+    /// The listens open now (subscriptions, `Listen`s, event streams).
+    var listenCount: Int { get }
+
     /// Makes a connection of an admitted socket (non-blocking, close-on-exec), the engine's `id`-th; nil closes
     /// it.
     func open(_ fd: Int32, id: UInt64) -> Connection?

@@ -234,3 +234,9 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
         }
     }
 }
+
+extension EventEngine {
+    var surfaceGauge: SurfaceGauge? {
+        SurfaceGauge(surface: Handler.surface, connections: connections.count, listens: handler.listenCount)
+    }
+}

@@ -39,6 +39,8 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
     var nextIdleSweep: UInt64
 
     static let logPrefix = ""
+    static let surface = "line"
+    var listenCount: Int { subscriptions.count }
     static let serverName = "SocketServer"
     static let terminator = UInt8(ascii: "\n")
 
@@ -75,7 +77,10 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
         for message in mailbox.take() {
             switch message {
             case .metrics(let reply):
-                reply(router.metricFamilies(snapshot: snapshot, openConnections: engine.connections.count))
+                reply(
+                    router.metricFamilies(
+                        snapshot: snapshot, openConnections: engine.connections.count,
+                        surfaces: engine.loop.surfaceGauges()))
             case .completion(let work, let result): complete(work.connection, requestID: work.requestID, result: result)
             case .limits(let newLimits): limits = newLimits
             case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
@@ -87,7 +92,7 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
     /// for a loop that is gone. (Nothing else in the mailbox needs one.)
     func stopped() {
         for case .metrics(let reply) in mailbox.close() {
-            reply(router.metricFamilies(snapshot: snapshot, openConnections: 0))
+            reply(router.metricFamilies(snapshot: snapshot, openConnections: 0, surfaces: []))
         }
     }
 
@@ -107,7 +112,8 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
 
     func route(_ message: ArraySlice<UInt8>, on connection: LineConnection) {
         router.route(
-            message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)
+            message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count,
+            surfaces: { engine.loop.surfaceGauges() })
     }
 
     func refuseTooLong(_ connection: LineConnection) {

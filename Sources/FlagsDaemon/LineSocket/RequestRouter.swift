@@ -34,9 +34,10 @@ final class RequestRouter {
     }
 
     /// Answers one request line on `connection`, or hands it to the async side (then the connection is busy).
+    /// `openConnections` and `surfaces` are the counts `status` and `metrics` report.
     func route(
         _ line: ArraySlice<UInt8>, on connection: LineConnection, snapshot: FlagSnapshot, limits: ServerLimits,
-        openConnections: Int
+        openConnections: Int, surfaces: () -> [SurfaceGauge] = { [] }
     ) {
         if let fast = FastRequest.scan(line) {
             answer(fast, on: connection, snapshot: snapshot)
@@ -118,7 +119,9 @@ final class RequestRouter {
             Message.writeResult(id: id, result: result, to: &connection.output.bytes)
         case .metrics(let format):
             guard let id = requestID else { return }
-            let text = metricsText(format: format, snapshot: snapshot, openConnections: openConnections)
+            let text = MetricsExposition.text(
+                metricFamilies(snapshot: snapshot, openConnections: openConnections, surfaces: surfaces()),
+                format: format)
             Message.writeResult(id: id, result: MetricsResult(text: text), to: &connection.output.bytes)
         case .setOverride(let override):
             hand(connection, requestID) { controller.overrides.set(override) }
@@ -150,14 +153,11 @@ final class RequestRouter {
     }
 
     /// The `metrics` text: this thread's counters and gauges with the controller's.
-    func metricsText(format: MetricsFormat, snapshot: FlagSnapshot, openConnections: Int) -> String {
-        MetricsExposition.text(metricFamilies(snapshot: snapshot, openConnections: openConnections), format: format)
-    }
-
     /// The `metrics` families: this thread's counters and gauges with the controller's.
-    func metricFamilies(snapshot: FlagSnapshot, openConnections: Int) -> [MetricFamily] {
+    func metricFamilies(snapshot: FlagSnapshot, openConnections: Int, surfaces: [SurfaceGauge]) -> [MetricFamily] {
         controller.metricFamilies(
-            server: metrics, snapshot: snapshot, connections: openConnections, subscriptions: subscriptions.count)
+            server: metrics, snapshot: snapshot, connections: openConnections, subscriptions: subscriptions.count,
+            surfaces: surfaces)
     }
 
     /// Hands a method that may wait to the async side; the connection's later lines wait for its answer.

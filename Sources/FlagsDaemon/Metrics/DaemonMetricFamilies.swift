@@ -19,6 +19,8 @@ struct DaemonMetricFamilies {
     let overrides: Int
     /// Flag reads the telemetry could not keep a record of.
     let evaluationsDropped: Int
+    /// Each surface's readers and listeners.
+    let surfaces: [SurfaceGauge]
 
     typealias Sample = MetricFamily.Sample
 
@@ -89,6 +91,14 @@ struct DaemonMetricFamilies {
             .gauge("pwflagsd_connections", "Open client connections.", Double(connections)),
             .gauge("pwflagsd_subscriptions", "Open listen subscriptions.", Double(subscriptions)),
             .gauge("pwflagsd_overrides", "Flags forced by a local override.", Double(overrides)),
+            MetricFamily(
+                name: "pwflagsd_surface_connections", kind: .gauge,
+                help: "Open client connections, by surface (line, varlink, ofrep).",
+                samples: surfaces.map { Sample(labels: [("surface", $0.surface)], value: Double($0.connections)) }),
+            MetricFamily(
+                name: "pwflagsd_surface_listens", kind: .gauge,
+                help: "Open listens (subscriptions, Varlink Listen calls, OFREP event streams), by surface.",
+                samples: surfaces.map { Sample(labels: [("surface", $0.surface)], value: Double($0.listens)) }),
             .counter(
                 "pwflagsd_telemetry_exports",
                 "OTLP exports to the collector that ended, by signal (metrics, logs) and outcome (sent, failed, "

@@ -38,6 +38,8 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
     var flags: OFREPFlagsCache
     var streams: OFREPEventStreams
     var streamCount = 0
+    static let surface = "ofrep"
+    var listenCount: Int { streamCount }
     /// Wrong tokens, answered at a bounded rate for all clients together.
     var refusals = DelayedRefusals()
     /// The bulk answer with its `eventStreams`, for the flags tag and channel it was built from.

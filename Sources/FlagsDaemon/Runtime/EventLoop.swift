@@ -22,6 +22,20 @@ protocol LoopMember: AnyObject {
     /// The loop cannot wait any more (`epoll_wait` failed): the member ends what it serves. The loop's thread
     /// ends after this, and nothing is called on the member again.
     func loopFailed(_ error: SystemError)
+
+    /// A surface's readers and listeners now, for the metrics; nil for a member that is no surface.
+    var surfaceGauge: SurfaceGauge? { get }
+}
+
+extension LoopMember {
+    var surfaceGauge: SurfaceGauge? { nil }
+}
+
+/// One surface's clients now: its open connections and the listens among them (`pwflagsd_surface_*`).
+struct SurfaceGauge: Sendable, Equatable {
+    var surface: String
+    var connections: Int
+    var listens: Int
 }
 
 /// A member that joins the loop on the loop's thread, when handed over with `EventLoop.start(_:)`. (A generic
@@ -133,6 +147,11 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs `work` on the loop's thread, after what was handed over before it; from any thread.
+    /// Every surface's readers and listeners now, in the order they joined; on the loop's thread.
+    func surfaceGauges() -> [SurfaceGauge] {
+        memberships.compactMap { $0.member?.surfaceGauge }
+    }
+
     func perform(_ work: @escaping @Sendable () -> Void) {
         posted.withLock { $0.append(work) }
         doorbell.ring()

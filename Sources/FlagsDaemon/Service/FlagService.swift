@@ -62,9 +62,9 @@ final class FlagService: Sendable {
     }
 
     /// The `metrics` families: the server's counters (read on its thread) with the daemon's.
-    func metricFamilies(server: ServerMetrics, snapshot: FlagSnapshot, connections: Int, subscriptions: Int)
-        -> [MetricFamily]
-    {
+    func metricFamilies(
+        server: ServerMetrics, snapshot: FlagSnapshot, connections: Int, subscriptions: Int, surfaces: [SurfaceGauge]
+    ) -> [MetricFamily] {
         let stack = self.stack
         let refresher = stack.refresher.status.withLock { $0 }
         return DaemonMetricFamilies(
@@ -73,7 +73,7 @@ final class FlagService: Sendable {
             servingSeed: refresher.servingSeed,
             heldSeconds: refresher.heldUntil.map { max(0, $0 - stack.refresher.clock.bootNow()) } ?? 0,
             connections: connections, subscriptions: subscriptions, overrides: store.overrideCount,
-            evaluationsDropped: evaluations.droppedTotal
+            evaluationsDropped: evaluations.droppedTotal, surfaces: surfaces
         ).families
     }
 

@@ -34,6 +34,8 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
     var refusedMessages = LogThrottle()
 
     static let logPrefix = "Varlink: "
+    static let surface = "varlink"
+    var listenCount: Int { router.listeners.count }
     static let serverName = "VarlinkServer"
     static let terminator = VarlinkReply.terminator
 

@@ -275,5 +275,19 @@ import Testing
         let killed = try #require(records.first { $0["feature_flag.key"] == "old_search" })
         #expect(killed["feature_flag.result.reason"] == "disabled")
         #expect(!all.contains { $0["feature_flag.key"] == "new_checkout" }, "the bulk answer is no single evaluation")
+
+        // Readers and listeners per surface: this session listening, the Varlink client reading.
+        let session = try SocketSession(socketPath: rig.daemon.socketPath)
+        _ = try session.result("listen", [:])
+        let text = try #require(try session.result("metrics", ["format": "openmetrics"])?["text"]?.stringValue)
+        let families = try PrometheusParser.parse(text, format: "openmetrics")
+        func gauge(_ name: String, _ surface: String) -> Double? {
+            PrometheusParser.value(name, ["surface": surface], in: families)
+        }
+        #expect(gauge("pwflagsd_surface_connections", "line") == 1)
+        #expect(gauge("pwflagsd_surface_listens", "line") == 1)
+        #expect(gauge("pwflagsd_surface_connections", "varlink") == 1)
+        #expect(gauge("pwflagsd_surface_listens", "varlink") == 0)
+        #expect(gauge("pwflagsd_surface_listens", "ofrep") == 0)
     }
 }

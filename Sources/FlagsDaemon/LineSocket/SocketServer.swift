@@ -8,7 +8,7 @@ extension FramedServer where Handler == LineHandler {
     /// The `metrics` text, rendered on the loop's thread where its counters live.
     func metricsText(format: MetricsFormat) async -> String {
         await withCheckedContinuation { done in
-            engine.handler.post(.metrics(format, reply: { done.resume(returning: $0) }))
+            engine.handler.post(.own(.metrics(format, reply: { done.resume(returning: $0) })))
         }
     }
 }

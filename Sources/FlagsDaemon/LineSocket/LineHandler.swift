@@ -108,6 +108,7 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
 
     // MARK: Answers from the async side, changes of the flag set
 
+    /// Writes the result or the error of a request that came with an id; a notification (no id) gets nothing.
     func answer(_ work: RequestRouter.Work, result: Result<any CallResult, RPCError>, on connection: LineConnection) {
         guard let requestID = work.requestID else { return }
         switch result {

@@ -82,6 +82,7 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
 
     // MARK: Answers from the async side, changes of the flag set
 
+    /// Writes the reply or the error of a call, unless it was `oneway`.
     func answer(_ work: VarlinkRouter.Work, result: Result<any CallResult, RPCError>, on connection: VarlinkConnection)
     {
         guard !work.oneway else { return }

@@ -66,32 +66,24 @@ public struct FleetSimulation: Sendable {
         var queue = EventQueue(end: end)
         for device in 0..<devices { queue.push(fleet[device].powerOn, device: device) }
 
-        var perMinute = [Int32](repeating: 0, count: minutes)
-        var tally = Tally()
+        var run = FleetRun(
+            scenario: scenario, devices: devices, days: days, settings: settings, minutes: minutes,
+            capacityPerMinute: capacity)
         fleet.withUnsafeMutableBufferPointer { fleet in
             while let (time, device) = queue.pop() {
-                if let wake = step(&fleet[device], at: time, server: &server, random: &random, tally: &tally) {
+                if let wake = step(&fleet[device], at: time, server: &server, random: &random, run: &run) {
                     queue.push(wake, device: device)
                 }
-                let minute = min(Int(time / 60), minutes - 1)
-                perMinute[minute] += Int32(truncatingIfNeeded: tally.sentNow)
-                tally.sentNow = 0
             }
         }
         var outageTotal = 0
-        var outageMax = 0
         for state in fleet {
-            tally.maxGap = max(tally.maxGap, end - state.lastSuccess)
+            run.maxGapWithoutSuccess = max(run.maxGapWithoutSuccess, end - state.lastSuccess)
             outageTotal += Int(state.outageRequests)
-            outageMax = max(outageMax, Int(state.outageRequests))
+            run.outageRequestsMax = max(run.outageRequestsMax, Int(state.outageRequests))
         }
-
-        return FleetRun(
-            scenario: scenario, devices: devices, days: days, settings: settings, perMinute: perMinute,
-            totalRequests: tally.total, maxAgeHealthy: tally.maxAgeHealthy, maxAgeAny: tally.maxAgeAny,
-            maxGapWithoutSuccess: tally.maxGap, outageRequestsMean: Double(outageTotal) / Double(max(devices, 1)),
-            outageRequestsMax: outageMax, expiries: tally.expiries, capacityPerMinute: capacity,
-            busyWakes: tally.busyWakes)
+        run.outageRequestsMean = Double(outageTotal) / Double(max(devices, 1))
+        return run
     }
 
     /// One device: its policy and what the simulation keeps beside it, together so that a wake touches one place.
@@ -113,22 +105,11 @@ public struct FleetSimulation: Sendable {
         var outageRequests: UInt16 = 0
     }
 
-    /// What the wakes add up.
-    struct Tally {
-        var total = 0
-        var sentNow = 0
-        var maxAgeHealthy = 0.0
-        var maxAgeAny = 0.0
-        var maxGap = 0.0
-        var expiries = 0
-        var busyWakes = 0
-    }
-
-    /// One wake of one device at simulated `time`: what is due, the request it sends and its answer. Returns
-    /// the simulated time of its next wake.
+    /// One wake of one device at simulated `time`: what is due, the request it sends and its answer, added up
+    /// in `run`. Returns the simulated time of its next wake.
     private func step(
         _ state: inout Device, at time: Double, server: inout SimulatedPushwoosh, random: inout SplitMix,
-        tally: inout Tally
+        run: inout FleetRun
     ) -> Double? {
         let now = max(time + state.bootOffset, state.wakeAt)
         if !state.started {
@@ -136,21 +117,21 @@ public struct FleetSimulation: Sendable {
             state.policy.start(now: now, cachedFetchedAt: state.cachedAt.isNaN ? nil : state.cachedAt)
         }
         let due = state.policy.due(now: now)
-        if due.expireFlags { tally.expiries += 1 }
+        if due.expireFlags { run.expiries += 1 }
         if !due.refresh.isEmpty {
             let healthy = state.policy.failures == 0
             state.policy.requestStarted(now: now)
-            tally.sentNow += 1
-            tally.total += 1
+            run.perMinute[min(Int(time / 60), run.perMinute.count - 1)] += 1
+            run.totalRequests += 1
             if let outage = server.outage, outage.contains(time) { state.outageRequests &+= 1 }
             switch server.answer(at: time) {
             case .complete:
                 if state.fetchedOnce {
                     let age = time - state.lastSuccess
-                    tally.maxAgeAny = max(tally.maxAgeAny, age)
-                    if healthy { tally.maxAgeHealthy = max(tally.maxAgeHealthy, age) }
+                    run.maxAgeAny = max(run.maxAgeAny, age)
+                    if healthy { run.maxAgeHealthy = max(run.maxAgeHealthy, age) }
                 }
-                tally.maxGap = max(tally.maxGap, time - state.lastSuccess)
+                run.maxGapWithoutSuccess = max(run.maxGapWithoutSuccess, time - state.lastSuccess)
                 state.lastSuccess = time
                 state.fetchedOnce = true
                 state.policy.requestFinished(.complete, automatic: true, now: now, jitter: random.unit())
@@ -162,7 +143,7 @@ public struct FleetSimulation: Sendable {
         guard var wake = state.policy.nextWake(now: now) else { return nil }
         if wake <= now {
             // The policy wants to be looked at again at once: a loop here would be a bug in it.
-            tally.busyWakes += 1
+            run.busyWakes += 1
             wake = now + 1
         }
         state.wakeAt = wake

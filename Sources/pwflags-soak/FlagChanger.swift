@@ -57,7 +57,7 @@ final class FlagChanger: Sendable {
     }
 
     private func run() {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         guard var session = tally.connection(.change, { try SocketSession(socketPath: daemon.socketPath) }) else {
             return
         }

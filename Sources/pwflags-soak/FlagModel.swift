@@ -1,4 +1,5 @@
 import FlagsCore
+import PWFlagsTestKit
 
 /// The flags the soak writes to the daemon's file: random additions, removals and modifications around a
 /// target count, over a fixed universe of keys so that removed keys come back and keyed subscribers can ask
@@ -10,7 +11,7 @@ struct FlagModel {
     private let target: Int
     private var version = 0
 
-    init(count: Int, random: inout SplitMix64) {
+    init(count: Int, random: inout SeededGenerator) {
         target = count
         universe = (0..<(count + count / 2)).map { "flag_\($0)" }
         for key in universe.prefix(count) {
@@ -24,7 +25,7 @@ struct FlagModel {
     }
 
     /// Makes one to four changes, each visible to `get`; returns how many keys were added, removed, modified.
-    mutating func change(random: inout SplitMix64) -> (added: Int, removed: Int, modified: Int) {
+    mutating func change(random: inout SeededGenerator) -> (added: Int, removed: Int, modified: Int) {
         version += 1
         var outcome = (added: 0, removed: 0, modified: 0)
         for _ in 0..<Int.random(in: 1...4, using: &random) {
@@ -48,7 +49,7 @@ struct FlagModel {
         return outcome
     }
 
-    private static func makeFlag(_ key: String, version: Int, random: inout SplitMix64) -> Flag {
+    private static func makeFlag(_ key: String, version: Int, random: inout SeededGenerator) -> Flag {
         var flag = Flag(
             key: key,
             isEnabled: Bool.random(using: &random),
@@ -69,7 +70,7 @@ struct FlagModel {
     }
 
     /// Changes the flag for sure (its `version` property) and maybe more: state, rule, a killed rule, properties.
-    private static func modify(_ flag: inout Flag, version: Int, random: inout SplitMix64) {
+    private static func modify(_ flag: inout Flag, version: Int, random: inout SeededGenerator) {
         flag.properties["version"] = .number(Double(version))
         switch Int.random(in: 0..<6, using: &random) {
         case 0: flag.isEnabled.toggle()

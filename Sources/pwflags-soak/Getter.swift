@@ -35,7 +35,7 @@ final class Getter: Sendable {
     }
 
     private func run() {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         guard let client = tally.connection(.request, { try LineClient(path: socketPath) }) else { return }
         let interval = UInt64(1_000_000_000 / rate)
         var next = MonotonicClock.nanoseconds()
@@ -81,7 +81,7 @@ final class Getter: Sendable {
         var key: String?
     }
 
-    static func request(id: Int, random: inout SplitMix64, universe: [String]) -> Request {
+    static func request(id: Int, random: inout SeededGenerator, universe: [String]) -> Request {
         let draw = Int.random(in: 0..<1000, using: &random)
         let key = universe.randomElement(using: &random) ?? "flag_0"
         switch draw {

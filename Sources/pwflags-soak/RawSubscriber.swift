@@ -115,7 +115,7 @@ final class RawSubscriber: SoakSubscriber {
     }
 
     private func run() {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         guard let client = tally.connection(.subscriber, prefix: "\(name): ", { try LineClient(path: socketPath) })
         else {
             ready.signal()

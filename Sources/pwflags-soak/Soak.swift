@@ -23,7 +23,7 @@ final class Soak {
 
     /// Runs the soak and fills the report; true on PASS.
     func run() throws -> Bool {
-        var random = SplitMix64(seed: options.seed)
+        var random = SeededGenerator(seed: options.seed)
         let model = FlagModel(count: options.flags, random: &random)
         // Started from the main thread, which lives as long as the soak: the daemon dies with it.
         let daemon = try DaemonProcess.serving(

@@ -43,7 +43,7 @@ final class SubscriberChurn: Sendable {
 
     /// Opens one subscriber of each kind, a slow one among them, then starts the churn thread.
     func start() {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         openRaw(keys: nil, slow: false, random: &random)
         openRaw(keys: nil, slow: true, random: &random)
         openRaw(keys: randomKeys(random: &random), slow: false, random: &random)
@@ -52,7 +52,7 @@ final class SubscriberChurn: Sendable {
         openLibrary()
         let churnSeed = random.next()
         let thread = Thread { [self] in
-            run(random: SplitMix64(seed: churnSeed))
+            run(random: SeededGenerator(seed: churnSeed))
             finished.signal()
         }
         thread.name = "soak-churn"
@@ -81,7 +81,7 @@ final class SubscriberChurn: Sendable {
         for subscriber in open { close(subscriber) }
     }
 
-    private func run(random: SplitMix64) {
+    private func run(random: SeededGenerator) {
         var random = random
         while !stopping.load(ordering: .acquiring) {
             let until = MonotonicClock.nanoseconds() + UInt64(Int.random(in: 500...2000, using: &random)) * 1_000_000
@@ -110,7 +110,7 @@ final class SubscriberChurn: Sendable {
     }
 
     /// One to twelve keys of the universe, present in the file or not (yet).
-    private func randomKeys(random: inout SplitMix64) -> [String] {
+    private func randomKeys(random: inout SeededGenerator) -> [String] {
         Array(universe.shuffled(using: &random).prefix(Int.random(in: 1...12, using: &random)))
     }
 
@@ -118,7 +118,7 @@ final class SubscriberChurn: Sendable {
         "\(kind)-\(created.wrappingAdd(1, ordering: .relaxed).newValue)"
     }
 
-    private func openRaw(keys: [String]?, slow: Bool, random: inout SplitMix64) {
+    private func openRaw(keys: [String]?, slow: Bool, random: inout SeededGenerator) {
         let kind = (keys == nil ? "all" : "keyed") + (slow ? "-slow" : "")
         let subscriber = RawSubscriber(
             name: nextName(kind), keys: keys, slow: slow, socketPath: socketPath, tally: tally,

@@ -8,13 +8,8 @@ import UnixIO
 ///
 /// Every method runs on the event loop's thread.
 protocol FramedHandler: ConnectionHandler where Connection: FramedConnection {
-    /// The `[Daemon]` limits in effect (a reload replaces them).
-    var limits: ServerLimits { get }
-    var logger: Logger { get }
-    /// The flag set the answers read.
-    var snapshot: FlagSnapshot { get }
-    /// When `sweepIdleIfDue` next closes the connections idle since the sweep before (monotonic nanoseconds).
-    var nextIdleSweep: UInt64 { get set }
+    /// The limits, the log, the flag set the answers read and the idle sweep's next time.
+    var framed: FramedState { get set }
 
     /// What the log calls the protocol, before its lines ("" for the line socket, "Varlink: ").
     static var logPrefix: String { get }
@@ -23,9 +18,10 @@ protocol FramedHandler: ConnectionHandler where Connection: FramedConnection {
 
     /// A client of an admitted socket whose peer is `peer`.
     func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> Connection
-    /// True while the connection streams (a Varlink `Listen`) and reads no further message.
+    /// True while the connection streams (a Varlink `Listen`) and reads no further message; never, by default.
     func streams(_ connection: Connection) -> Bool
     /// The streaming connection sent a message: end the stream, whose last reply says so, before it is read.
+    /// Called only while `streams` is true, so a protocol that never streams leaves it out.
     func endStream(_ connection: Connection)
     /// True while the connection holds its slot without sending anything (it listens for changes).
     func listens(_ connection: Connection) -> Bool
@@ -33,7 +29,7 @@ protocol FramedHandler: ConnectionHandler where Connection: FramedConnection {
     func route(_ message: ArraySlice<UInt8>, on connection: Connection)
     /// A message over `MaxLineBytes`: queue the error the protocol answers with, and say so in the log.
     func refuseTooLong(_ connection: Connection)
-    /// `connection` has sent all it had queued.
+    /// `connection` has sent all it had queued (the line socket's propagation waits for it); nothing, by default.
     func sentEverything(_ connection: Connection)
     /// `connection` is about to close: forget the protocol's state that refers to it.
     func forget(_ connection: Connection)
@@ -43,7 +39,15 @@ extension FramedHandler {
     /// The drain allowed at shutdown for calls in flight and unsent output.
     static var drainTimeout: UInt64 { 2_000_000_000 }
 
-    var maxConnections: Int { limits.maxConnections }
+    var maxConnections: Int { framed.limits.maxConnections }
+
+    /// A protocol whose connections never stream: every message is read in turn.
+    func streams(_ connection: Connection) -> Bool { false }
+
+    func endStream(_ connection: Connection) {}
+
+    /// A protocol where nothing waits for a connection's output to be written.
+    func sentEverything(_ connection: Connection) {}
 
     func open(_ fd: Int32, id: UInt64) -> Connection? {
         guard let peer = try? UnixSocket.peerCredentials(fd) else { return nil }
@@ -57,9 +61,9 @@ extension FramedHandler {
 
     func refuse(_ fd: Int32, logCount: Int?) {
         guard let logCount else { return }
-        logger.warning(
+        framed.logger.warning(
             Self.logPrefix + "refused connections past MaxConnections",
-            ["CONNECTIONS_REFUSED": String(logCount), "MAX_CONNECTIONS": String(limits.maxConnections)])
+            ["CONNECTIONS_REFUSED": String(logCount), "MAX_CONNECTIONS": String(framed.limits.maxConnections)])
     }
 
     func handle(_ events: Epoll.Events, on connection: Connection) {
@@ -97,7 +101,7 @@ extension FramedHandler {
     /// Answers complete messages until one has to wait, the input runs out, or the connection streams.
     func processMessages(_ connection: Connection) {
         while !connection.busy, !connection.closeAfterFlush, !streams(connection) {
-            guard limits.takesRequests(pending: connection.pendingBytes) else {
+            guard framed.limits.takesRequests(pending: connection.pendingBytes) else {
                 connection.heldBack = true
                 return
             }
@@ -118,7 +122,7 @@ extension FramedHandler {
         guard engine.isOpen(connection) else { return }
         flush(connection)
         guard engine.isOpen(connection) else { return }
-        if connection.heldBack, limits.takesRequests(pending: connection.pendingBytes) {
+        if connection.heldBack, framed.limits.takesRequests(pending: connection.pendingBytes) {
             // The client has read enough: the messages it sent meanwhile are answered now.
             connection.heldBack = false
             processMessages(connection)
@@ -140,11 +144,11 @@ extension FramedHandler {
         guard engine.send(connection) else { return }
         if queued >= MemoryReturn.threshold { engine.loop.memoryReturn.released(queued - connection.pendingBytes) }
         if connection.pendingBytes == 0 { sentEverything(connection) }
-        let overrun = limits.isOverrun(
-            pending: connection.pendingBytes, flagSetBytes: snapshot.encodedList.count,
+        let overrun = framed.limits.isOverrun(
+            pending: connection.pendingBytes, flagSetBytes: framed.snapshot.encodedList.count,
             firstMessage: { connection.output.unsentOfFirstMessage(endingWith: Self.terminator) })
         guard overrun else { return }
-        logger.warning(
+        framed.logger.warning(
             Self.logPrefix + "closed a connection whose client does not read its output",
             ["PEER_PID": String(connection.peer.pid), "PENDING_BYTES": String(connection.pendingBytes)])
         engine.close(connection)
@@ -164,7 +168,7 @@ extension FramedHandler {
         }
     }
 
-    func nextDeadline() -> UInt64? { nextIdleSweep }
+    func nextDeadline() -> UInt64? { framed.nextIdleSweep }
 
     func tick() {
         sweepIdleIfDue()
@@ -176,11 +180,11 @@ extension FramedHandler {
     /// on the request path but a flag set on each read.
     func sweepIdleIfDue() {
         let now = EngineClock.now()
-        guard now >= nextIdleSweep else { return }
-        nextIdleSweep = now + limits.idleTimeout
+        guard now >= framed.nextIdleSweep else { return }
+        framed.nextIdleSweep = now + framed.limits.idleTimeout
         let closed = engine.closeIdleConnections { listens($0) }
         if closed > 0 {
-            logger.debug(
+            framed.logger.debug(
                 Self.logPrefix + "closed idle connections (IdleConnectionTimeout)", ["CONNECTIONS": String(closed)])
         }
     }

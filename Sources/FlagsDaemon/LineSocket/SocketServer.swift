@@ -13,7 +13,7 @@ extension FramedServer where Handler == LineHandler {
     /// The `metrics` families, gathered on the loop's thread.
     func metricFamilies() async -> [MetricFamily] {
         await withCheckedContinuation { done in
-            engine.handler.post(.metrics(reply: { done.resume(returning: $0) }))
+            engine.handler.post(.own(.metrics(reply: { done.resume(returning: $0) })))
         }
     }
 }

@@ -7,27 +7,25 @@ import UnixIO
 /// cache this names, and stops serving them at `CacheMaxAge` (R15).
 final class PushwooshProvider: FlagProvider {
     let mark = FlagSource.pushwoosh
-    let upkeep: SourceUpkeep
-    private let code: String
-    private let fetcher: any FlagFetcher
+    /// The application, the disk cache, the seed and the sender: kept once, as the upkeep hands them out.
+    private let parts: Upstream
 
     init(fetcher: any FlagFetcher, applicationCode: String, diskCache: FlagCache, seed: SeedFile.Loaded? = nil) {
-        self.fetcher = fetcher
-        self.code = applicationCode
-        self.upkeep = .fetched(
-            Upstream(applicationCode: applicationCode, diskCache: diskCache, seed: seed, fetcher: fetcher))
+        parts = Upstream(applicationCode: applicationCode, diskCache: diskCache, seed: seed, fetcher: fetcher)
     }
 
+    var upkeep: SourceUpkeep { .fetched(parts) }
+
     func fetch(userId: String) async -> Result<FeatureFlagsResponse, PushwooshError> {
-        await fetcher.fetch(userId: userId)
+        await parts.fetcher.fetch(userId: userId)
     }
 
     // MARK: Reporting
 
     func fill(_ status: inout StatusResult, refresher: RefresherStatus) {
         status.source = mark.rawValue
-        status.applicationCode = code
-        status.seed = upstream?.seed.map {
+        status.applicationCode = parts.applicationCode
+        status.seed = parts.seed.map {
             StatusResult.Seed(
                 file: $0.file, exportedAt: $0.seed.exportedAt, flags: $0.seed.flags.count,
                 serving: refresher.servingSeed)
@@ -39,7 +37,7 @@ final class PushwooshProvider: FlagProvider {
     }
 
     func statusLine(flags count: Int, refresher status: RefresherStatus, clock: any DaemonClock) -> String {
-        var line = "Pushwoosh \(code): \(count) flags"
+        var line = "Pushwoosh \(parts.applicationCode): \(count) flags"
         if status.servingSeed { line += " from the seed" }
         if let problem = status.problem { return line + "; not fetching: \(problem)" }
         if let fetchedAt = status.fetchedAt {

@@ -140,10 +140,25 @@ actor Refresher {
         if policy.sessionStartedAt != nil { onSessionStart(policy.session) }
         publish()
         guard cachedAt == nil else { return }
-        if provider.isWatched, case .success = await readItself() { return }
+        if provider.isWatched, await readAtStart() { return }
         // R16, no usable disk cache, or a file that cannot be read: nothing is served until a fetch or a read
         // succeeds; whatever a previous provider served goes, so that a reload serves what a restart would.
         feed.serveNoneOfItsOwn()
+    }
+
+    /// Reads a watched source at start; true when the read succeeded. When the policy has a request due now (the
+    /// first session's, without flags), the read is that request, counted and timed as a fetch: the first tick then
+    /// finds nothing due, where it used to read the file a second time.
+    private func readAtStart() async -> Bool {
+        let due = policy.due(now: clock.bootNow()).refresh
+        guard !due.isEmpty else { return (try? await readItself().get()) != nil }
+        guard case .fetched = await fetch(automatic: true, trigger: Self.trigger(due)) else { return false }
+        return true
+    }
+
+    /// What asked for an automatic request, as `metrics` names it: the policy's triggers, joined by `+`.
+    private static func trigger(_ triggers: Set<RefreshPolicy.Trigger>) -> String {
+        triggers.map(\.rawValue).sorted().joined(separator: "+")
     }
 
     /// Runs the automatic refreshes until cancelled: look at the policy, sleep until its next wake, again.
@@ -180,7 +195,7 @@ actor Refresher {
             return
         }
         logger.debug("automatic refresh", ["TRIGGERS": due.refresh.map(\.rawValue).sorted().joined(separator: ",")])
-        _ = await fetch(automatic: true, trigger: due.refresh.map(\.rawValue).sorted().joined(separator: "+"))
+        _ = await fetch(automatic: true, trigger: Self.trigger(due.refresh))
     }
 
     /// One wait until `deadline` on the boot clock (the alarm's), ended early by a wake signal or by cancellation.

@@ -14,23 +14,17 @@ import UnixIO
 /// `@unchecked Sendable`: other threads call only `post(_:)`, which touches the `Sendable` mailbox.
 final class VarlinkHandler: ServedHandler, @unchecked Sendable {
     typealias Connection = VarlinkConnection
+    typealias Call = VarlinkRouter.Work
+    /// Varlink takes only its server's mail.
+    typealias OwnMail = Never
 
-    /// Messages to the loop from other threads.
-    enum Mail: ServerMail {
-        case completion(VarlinkRouter.Work, result: Result<any CallResult, RPCError>)
-        case limits(ServerLimits)
-        case shutdown
-    }
-
-    private let mailbox: Mailbox<Mail>
+    // Shared with other threads.
+    let mailbox: Mailbox<Mail>
 
     // Loop thread only.
     unowned(unsafe) var engine: EventEngine<VarlinkHandler>!
+    var framed: FramedState
     let router: VarlinkRouter
-    var limits: ServerLimits
-    let logger: Logger
-    var snapshot: FlagSnapshot
-    var nextIdleSweep: UInt64
     var refusedMessages = LogThrottle()
 
     static let logPrefix = "Varlink: "
@@ -43,39 +37,16 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
         doorbell: Doorbell, store: FlagStore, controller: FlagService, limits: ServerLimits, logger: Logger,
         submit: @escaping @Sendable (VarlinkRouter.Work) -> Void
     ) {
-        self.mailbox = Mailbox(doorbell: doorbell, store: store)
-        self.limits = limits
-        self.logger = logger
-        self.nextIdleSweep = EngineClock.now() + limits.idleTimeout
+        let mailbox = Mailbox<Mail>(doorbell: doorbell, store: store)
+        self.mailbox = mailbox
+        self.framed = FramedState(limits: limits, logger: logger, snapshot: mailbox.changes.initial)
         self.router = VarlinkRouter(controller: controller, logger: logger, submit: submit)
-        self.snapshot = mailbox.changes.initial
-    }
-
-    /// Hands a message to the loop from any thread.
-    func post(_ message: Mail) {
-        mailbox.post(message)
-    }
-
-    func woke() {
-        // Changes first, as on the line socket: a change a call made reaches the listeners before its reply.
-        for change in mailbox.changes.take() { apply(change.update) }
-        for message in mailbox.take() {
-            switch message {
-            case .completion(let work, let result): complete(work, result: result)
-            case .limits(let newLimits): limits = newLimits
-            case .shutdown: engine.beginDraining(timeout: Self.drainTimeout)
-            }
-        }
-    }
-
-    func stopped() {
-        _ = mailbox.close()
     }
 
     // MARK: What a Varlink connection adds to the framed steps
 
     func makeConnection(id: UInt64, fd: Int32, peer: PeerCredentials) -> VarlinkConnection {
-        VarlinkConnection(id: id, fd: fd, peer: peer, maxMessageBytes: limits.maxLineBytes)
+        VarlinkConnection(id: id, fd: fd, peer: peer, maxMessageBytes: framed.limits.maxLineBytes)
     }
 
     /// A `Listen` never ends, so no later call is read (as sd-varlink does, replies to one call are never
@@ -94,20 +65,18 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
 
     func route(_ message: ArraySlice<UInt8>, on connection: VarlinkConnection) {
         router.route(
-            message, on: connection, snapshot: snapshot, limits: limits, openConnections: engine.connections.count)
+            message, on: connection, snapshot: framed.snapshot, limits: framed.limits,
+            openConnections: engine.connections.count)
     }
 
     func refuseTooLong(_ connection: VarlinkConnection) {
-        VarlinkReply.write(.messageTooLong(limit: limits.maxLineBytes), to: &connection.output.bytes)
+        VarlinkReply.write(.messageTooLong(limit: framed.limits.maxLineBytes), to: &connection.output.bytes)
         if let count = refusedMessages.record(now: EngineClock.now()) {
-            logger.warning(
+            framed.logger.warning(
                 "Varlink: closed connections that sent a message over MaxLineBytes",
                 ["PEER_PID": String(connection.peer.pid), "CONNECTIONS": String(count)])
         }
     }
-
-    /// Nothing waits for a Varlink connection's output to be written.
-    func sentEverything(_ connection: VarlinkConnection) {}
 
     func forget(_ connection: VarlinkConnection) {
         if let listen = connection.listen { router.ended(listen) }
@@ -115,28 +84,22 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
 
     // MARK: Answers from the async side, changes of the flag set
 
-    /// Writes the reply of a call the async side carried out, then reads the connection's next calls.
-    func complete(_ work: VarlinkRouter.Work, result: Result<any CallResult, RPCError>) {
-        guard let connection = engine.connection(work.connection) else { return }
-        connection.busy = false
-        connection.activeSinceSweep = true
-        if !work.oneway {
-            switch result {
-            case .success(let value): VarlinkReply.write(value, to: &connection.output.bytes)
-            case .failure(let error):
-                VarlinkReply.write(VarlinkError(error, method: work.method), to: &connection.output.bytes)
-            }
+    /// Writes the reply or the error of a call, unless it was `oneway`.
+    func answer(_ work: VarlinkRouter.Work, result: Result<any CallResult, RPCError>, on connection: VarlinkConnection)
+    {
+        guard !work.oneway else { return }
+        switch result {
+        case .success(let value): VarlinkReply.write(value, to: &connection.output.bytes)
+        case .failure(let error):
+            VarlinkReply.write(VarlinkError(error, method: work.method), to: &connection.output.bytes)
         }
-        processMessages(connection)
-        settle(connection)
     }
 
-    /// Takes a newer snapshot and streams what changed to each `Listen` whose keys it touches (R9: an update
-    /// that changes none of them sends nothing). A change is encoded once for all the listeners of the same keys.
-    private func apply(_ update: FlagUpdate) {
-        guard update.snapshot.revision > snapshot.revision else { return }
-        snapshot = update.snapshot
+    /// Streams what changed to each `Listen` whose keys it touches (R9: an update that changes none of them sends
+    /// nothing). A change is encoded once for all the listeners of the same keys.
+    func fanOut(_ change: ChangeFeed.Change) {
         guard router.listeners.count > 0 else { return }
+        let update = change.update
         let encoded = update.snapshot.encoded
         let expiresAt = update.expiry.json
         var tails = ChangeTails(update) { diff in

@@ -68,7 +68,8 @@ import Testing
         defer { seeds.remove() }
         let path = try Self.writeSeed([Self.seeded], in: seeds)
         let rig = try PushwooshRig.start(
-            featureFlags: ["CacheMaxAge": "1s", "RetryBackoff": "200ms", "SeedFile": path]
+            // Long enough that a loaded machine still sees the fetched flag before it expires.
+            featureFlags: ["CacheMaxAge": "3s", "RetryBackoff": "200ms", "SeedFile": path]
         ) {
             $0.enqueue(.flags([Fixtures.checkout]), for: "getFeatureFlags")
         }

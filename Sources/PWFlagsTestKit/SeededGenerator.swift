@@ -1,7 +1,7 @@
 /// A small, fast random number generator (SplitMix64) whose whole run follows from its seed.
 ///
-/// The fuzz tests draw everything from one of these, so a failure found in CI is replayed by running again with
-/// the seed the test printed.
+/// The fuzz tests and the soak draw everything from one of these, so a failure found in CI is replayed by running
+/// again with the seed the test printed (the soak's `--seed`).
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 

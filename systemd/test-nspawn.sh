@@ -74,7 +74,10 @@
 #    outsider is refused, an upgrade keeps the name served); a desktop user's own daemon from the user units under
 #    systemd --user (her socket, her session bus, her state directory, her overrides); then dbus-broker in place of
 #    dbus-daemon (pwflagsd reconnects by itself; activation, a member's read and an outsider's refusal again).
-# 6. Rollback (the native legs): the package of an earlier commit, PWFLAGSD_NSPAWN_PREVIOUS (default 9b88740, the
+# 6. The Python client as a wheel (the native legs): built here with `python3 -m build` (the venv of
+#    Sources/python/run-tests.sh --prepare), installed on the device into a venv of its own with pip --no-index,
+#    imported from there and read through, beside the python3-pwflags package.
+# 7. Rollback (the native legs): the package of an earlier commit, PWFLAGSD_NSPAWN_PREVIOUS (default 9b88740, the
 #    last without state formats), built by systemd/build-previous.sh and kept in /var/cache/pwflagsd-test, is
 #    installed, fetches from the fake Pushwoosh for a user id set over the socket and keeps a cache; the upgrade to
 #    this version serves that cache as that user with Pushwoosh gone; a cache of a format newer than this version
@@ -265,6 +268,7 @@ done
 [[ -f $DEBDIR/python3-pwflags_${VERSION}_all.deb ]] || die "no python3-pwflags_${VERSION}_all.deb was built"
 PREVIOUS=${PWFLAGSD_NSPAWN_PREVIOUS:-9b88740}
 PREVIOUS_DEB=
+WHEEL=pwflags-${VERSION}-py3-none-any.whl
 if [[ -z $FOREIGN ]]; then
     # The version a device rolls back to: that commit's own package, built once and kept (about 1.5 minutes when
     # it is not kept yet).
@@ -277,6 +281,12 @@ if [[ -z $FOREIGN ]]; then
     else
         fail "build the package of commit $PREVIOUS (systemd/build-previous.sh): the rollback checks are skipped"
     fi
+    # The Python client's wheel, built from a copy of its sources (setuptools writes build/ and egg-info beside
+    # them) with the pinned venv's build and setuptools, offline (--no-isolation).
+    "$REPO/Sources/python/run-tests.sh" --prepare >/dev/null
+    cp -r "$REPO/Sources/python" "$WORK/python-src"
+    check "build $WHEEL (python3 -m build)" "$REPO/.build/python-venv/bin/python" -m build --wheel --no-isolation \
+        --outdir "$DEBDIR" "$WORK/python-src"
 fi
 # The C program the container compiles against the installed libpwflags-dev.
 cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
@@ -490,6 +500,19 @@ async def main():
     async with pwflags.AsyncClient() as client:
         assert (await client.get(\"new_checkout\")).enabled
 asyncio.run(main())
+"'
+    # The wheel, as an application ships it in a venv of its own (no system site-packages: not the package's copy).
+    check "pip install --no-index $WHEEL into a venv; alice imports pwflags from there and reads dark_mode" in_ct sh -ec '
+        out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv 2>&1) || { echo "$out" | tail -5; exit 1; }
+        python3 -m venv /opt/pwflags-venv
+        /opt/pwflags-venv/bin/pip install --quiet --no-index --disable-pip-version-check /mnt/pwflagsd-deb/'"$WHEEL"'
+        runuser -u alice -- /opt/pwflags-venv/bin/python -c "
+import importlib.metadata as m, pwflags
+assert pwflags.__file__.startswith(\"/opt/pwflags-venv/\"), pwflags.__file__
+assert m.version(\"pwflags\") == \"'"$VERSION"'\", m.version(\"pwflags\")
+with pwflags.Client() as client:
+    assert client.is_enabled(\"dark_mode\", True) is False
+    assert client.get(\"new_checkout\").enabled
 "'
 fi
 

@@ -2,7 +2,9 @@
 # Builds the pwflagsd package of an earlier commit, the version a device rolls back to, for the rollback checks of
 # systemd/test-nspawn.sh; prints its path. Made once per commit and kept.
 #
-#   systemd/build-previous.sh COMMIT       (amd64; the binaries are that commit's static release build)
+#   systemd/build-previous.sh [COMMIT]     (amd64; the binaries are that commit's static release build)
+#
+# COMMIT defaults to PREVIOUS below: the release a device on this version rolls back to. Raise it with each release.
 #
 # The package is that commit's own: its sources (git archive, into a scratch folder; the repository and its
 # worktrees are left alone), built with its own systemd/build-release.sh (the pwflagsd product alone: the package
@@ -17,7 +19,9 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-COMMIT=$(git -C "$REPO" rev-parse --verify "${1:?usage: build-previous.sh COMMIT}^{commit}")
+# 0.1.0, the first release: the last version without state formats (docs/operations.md, Rolling back).
+PREVIOUS=9b88740
+COMMIT=$(git -C "$REPO" rev-parse --verify "${1:-$PREVIOUS}^{commit}")
 ARCH=$(dpkg --print-architecture)
 CACHE=${PWFLAGSD_PREVIOUS_CACHE:-/var/cache/pwflagsd-test/previous}/$COMMIT-$ARCH
 mkdir -p "$CACHE"

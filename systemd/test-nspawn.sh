@@ -77,8 +77,8 @@
 # 6. The Python client as a wheel (the native legs): built here with `python3 -m build` (the venv of
 #    Sources/python/run-tests.sh --prepare), installed on the device into a venv of its own with pip --no-index,
 #    imported from there and read through, beside the python3-pwflags package.
-# 7. Rollback (the native legs): the package of an earlier commit, PWFLAGSD_NSPAWN_PREVIOUS (default 9b88740, the
-#    last without state formats), built by systemd/build-previous.sh and kept in /var/cache/pwflagsd-test, is
+# 7. Rollback (the native legs): the package of an earlier commit, PWFLAGSD_NSPAWN_PREVIOUS (default: the release
+#    systemd/build-previous.sh names, 9b88740), built by that script and kept in /var/cache/pwflagsd-test, is
 #    installed, fetches from the fake Pushwoosh for a user id set over the socket and keeps a cache; the upgrade to
 #    this version serves that cache as that user with Pushwoosh gone; a cache of a format newer than this version
 #    reads is set aside (state-set-aside) and the user id stays; then `dpkg -i` of the earlier package (a
@@ -266,20 +266,20 @@ for package in pwflagsd_${VERSION} pwflagsd_${VERSION}+upgrade1 libpwflags0_${VE
         die "no ${package}_$ARCH.deb was built from the $ARCH binaries; $DEBDIR holds: $(cd "$DEBDIR" && echo *.deb)"
 done
 [[ -f $DEBDIR/python3-pwflags_${VERSION}_all.deb ]] || die "no python3-pwflags_${VERSION}_all.deb was built"
-PREVIOUS=${PWFLAGSD_NSPAWN_PREVIOUS:-9b88740}
 PREVIOUS_DEB=
 WHEEL=pwflags-${VERSION}-py3-none-any.whl
 if [[ -z $FOREIGN ]]; then
     # The version a device rolls back to: that commit's own package, built once and kept (about 1.5 minutes when
     # it is not kept yet).
     previous_start=$(date +%s)
-    if previous=$("$REPO/systemd/build-previous.sh" "$PREVIOUS"); then
+    if previous=$("$REPO/systemd/build-previous.sh" ${PWFLAGSD_NSPAWN_PREVIOUS:+"$PWFLAGSD_NSPAWN_PREVIOUS"}); then
         cp "$previous" "$DEBDIR/"
         PREVIOUS_DEB=$(basename "$previous")
         PREVIOUS_VERSION=$(dpkg-deb -f "$previous" Version)
+        PREVIOUS=${PREVIOUS_VERSION##*~prev.} # the commit
         ok "the package of commit $PREVIOUS, pwflagsd $PREVIOUS_VERSION ($(($(date +%s) - previous_start)) s)"
     else
-        fail "build the package of commit $PREVIOUS (systemd/build-previous.sh): the rollback checks are skipped"
+        fail "build the earlier package (systemd/build-previous.sh ${PWFLAGSD_NSPAWN_PREVIOUS:-}): no rollback checks"
     fi
     # The Python client's wheel, built from a copy of its sources (setuptools writes build/ and egg-info beside
     # them) with the pinned venv's build and setuptools, offline (--no-isolation).
@@ -1088,6 +1088,7 @@ check "systemctl start pwflagsd.socket then serves the shipped demo flags" in_ct
 # directory: pwflagsd@roll's, fetching from the fake Pushwoosh for a user id set over the socket.
 if [[ -z $FOREIGN && -n $PREVIOUS_DEB ]]; then
     echo "# rollback: pwflagsd $PREVIOUS_VERSION (commit $PREVIOUS), the upgrade to $VERSION, and the downgrade back"
+    rollback_start=$(date +%s)
     in_ct tee /root/rollback.sh >/dev/null <<SH
 S=/run/pwflagsd-roll/pwflagsd.sock
 STATE=/var/lib/private/pwflagsd-roll
@@ -1196,6 +1197,7 @@ SH
         ! journalctl --no-pager -o cat -u pwflagsd@roll --after-cursor="'"$cursor"'" |
             grep -E "ignored the disk cache|ignored the overrides file"'
     check "stop pwflagsd@roll" in_ct systemctl disable --now pwflagsd@roll.socket pwflagsd@roll.service
+    echo "# the rollback checks took $(($(date +%s) - rollback_start)) s"
 fi
 
 echo "# journal of pwflagsd.service"

@@ -74,6 +74,16 @@
 #    outsider is refused, an upgrade keeps the name served); a desktop user's own daemon from the user units under
 #    systemd --user (her socket, her session bus, her state directory, her overrides); then dbus-broker in place of
 #    dbus-daemon (pwflagsd reconnects by itself; activation, a member's read and an outsider's refusal again).
+# 6. The Python client as a wheel (the native legs): built here with `python3 -m build` (the venv of
+#    Sources/python/run-tests.sh --prepare), installed on the device into a venv of its own with pip --no-index,
+#    imported from there and read through, beside the python3-pwflags package.
+# 7. Rollback (the native legs): the package of an earlier commit, PWFLAGSD_NSPAWN_PREVIOUS (default: the release
+#    systemd/build-previous.sh names, 9b88740), built by that script and kept in /var/cache/pwflagsd-test, is
+#    installed, fetches from the fake Pushwoosh for a user id set over the socket and keeps a cache; the upgrade to
+#    this version serves that cache as that user with Pushwoosh gone; a cache of a format newer than this version
+#    reads is set aside (state-set-aside) and the user id stays; then `dpkg -i` of the earlier package (a
+#    downgrade): it runs, serves this version's cache and overrides as the same user. The downgrade's commands and
+#    the daemon's answers are printed as a transcript.
 #
 # Prints one line per check and "N passed, N failed" at the end; exits 0 only when every check passed.
 # Everything it mounts or starts is undone on exit, failure and interruption included.
@@ -256,6 +266,28 @@ for package in pwflagsd_${VERSION} pwflagsd_${VERSION}+upgrade1 libpwflags0_${VE
         die "no ${package}_$ARCH.deb was built from the $ARCH binaries; $DEBDIR holds: $(cd "$DEBDIR" && echo *.deb)"
 done
 [[ -f $DEBDIR/python3-pwflags_${VERSION}_all.deb ]] || die "no python3-pwflags_${VERSION}_all.deb was built"
+PREVIOUS_DEB=
+WHEEL=pwflags-${VERSION}-py3-none-any.whl
+if [[ -z $FOREIGN ]]; then
+    # The version a device rolls back to: that commit's own package, built once and kept (about 1.5 minutes when
+    # it is not kept yet).
+    previous_start=$(date +%s)
+    if previous=$("$REPO/systemd/build-previous.sh" ${PWFLAGSD_NSPAWN_PREVIOUS:+"$PWFLAGSD_NSPAWN_PREVIOUS"}); then
+        cp "$previous" "$DEBDIR/"
+        PREVIOUS_DEB=$(basename "$previous")
+        PREVIOUS_VERSION=$(dpkg-deb -f "$previous" Version)
+        PREVIOUS=${PREVIOUS_VERSION##*~prev.} # the commit
+        ok "the package of commit $PREVIOUS, pwflagsd $PREVIOUS_VERSION ($(($(date +%s) - previous_start)) s)"
+    else
+        fail "build the earlier package (systemd/build-previous.sh ${PWFLAGSD_NSPAWN_PREVIOUS:-}): no rollback checks"
+    fi
+    # The Python client's wheel, built from a copy of its sources (setuptools writes build/ and egg-info beside
+    # them) with the pinned venv's build and setuptools, offline (--no-isolation).
+    "$REPO/Sources/python/run-tests.sh" --prepare >/dev/null
+    cp -r "$REPO/Sources/python" "$WORK/python-src"
+    check "build $WHEEL (python3 -m build)" "$REPO/.build/python-venv/bin/python" -m build --wheel --no-isolation \
+        --outdir "$DEBDIR" "$WORK/python-src"
+fi
 # The C program the container compiles against the installed libpwflags-dev.
 cp "$REPO/Sources/libpwflags/examples/app.c" "$DEBDIR/app.c"
 
@@ -468,6 +500,19 @@ async def main():
     async with pwflags.AsyncClient() as client:
         assert (await client.get(\"new_checkout\")).enabled
 asyncio.run(main())
+"'
+    # The wheel, as an application ships it in a venv of its own (no system site-packages: not the package's copy).
+    check "pip install --no-index $WHEEL into a venv; alice imports pwflags from there and reads dark_mode" in_ct sh -ec '
+        out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv 2>&1) || { echo "$out" | tail -5; exit 1; }
+        python3 -m venv /opt/pwflags-venv
+        /opt/pwflags-venv/bin/pip install --quiet --no-index --disable-pip-version-check /mnt/pwflagsd-deb/'"$WHEEL"'
+        runuser -u alice -- /opt/pwflags-venv/bin/python -c "
+import importlib.metadata as m, pwflags
+assert pwflags.__file__.startswith(\"/opt/pwflags-venv/\"), pwflags.__file__
+assert m.version(\"pwflags\") == \"'"$VERSION"'\", m.version(\"pwflags\")
+with pwflags.Client() as client:
+    assert client.is_enabled(\"dark_mode\", True) is False
+    assert client.get(\"new_checkout\").enabled
 "'
 fi
 
@@ -1038,6 +1083,122 @@ check "policy-rc.d exit 101: installed and enabled, not started" in_ct sh -ec '
     systemctl is-enabled -q pwflagsd.socket && ! systemctl is-active -q pwflagsd.socket'
 check "systemctl start pwflagsd.socket then serves the shipped demo flags" in_ct sh -c '
     systemctl start pwflagsd.socket && runuser -u alice -- pwflags --wait $((10 * SLOW)) is-enabled new_checkout'
+
+# Rollback (the native legs): the earlier package's daemon, this one's, then the earlier one's again, on one state
+# directory: pwflagsd@roll's, fetching from the fake Pushwoosh for a user id set over the socket.
+if [[ -z $FOREIGN && -n $PREVIOUS_DEB ]]; then
+    echo "# rollback: pwflagsd $PREVIOUS_VERSION (commit $PREVIOUS), the upgrade to $VERSION, and the downgrade back"
+    rollback_start=$(date +%s)
+    in_ct tee /root/rollback.sh >/dev/null <<SH
+S=/run/pwflagsd-roll/pwflagsd.sock
+STATE=/var/lib/private/pwflagsd-roll
+SH
+    in_ct tee -a /root/rollback.sh >/dev/null <<'SH'
+roll() { pwflags --socket "$S" --wait $((10 * SLOW)) "$@"; }
+# The fake Pushwoosh on PORT, answered once it accepts; upstream_off stops it.
+upstream_on() {
+    systemd-run --quiet --collect --unit=fake-pushwoosh-roll /usr/bin/python3 /root/fake-pushwoosh.py "$PORT"
+    for i in $(seq 1 $((50 * SLOW))); do
+        python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" \
+            2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+upstream_off() { systemctl stop fake-pushwoosh-roll.service; }
+# A member of status, as the daemon answers it: field NAME.
+field() { roll --json status | python3 -c 'import json, sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$1"; }
+# until SECONDS COMMAND...: retries the command every 0.2 s.
+until_ok() { n=$(($1 * 5 * SLOW)); shift; while [ "$n" -gt 0 ]; do "$@" && return 0; n=$((n - 1)); sleep 0.2; done; "$@"; }
+cached_for() { grep -q "\"userId\":\"$1\"" "$STATE/flags-cache.json" 2>/dev/null; }
+# logged EVENT TEXT: the daemon logged PWFLAGS_EVENT=EVENT with TEXT among its fields.
+logged() { journalctl --no-pager -o verbose -u pwflagsd@roll "PWFLAGS_EVENT=$1" | grep -q "$2"; }
+SH
+    in_ct sh -c "echo PORT=$UPSTREAM_PORT >>/root/rollback.sh"
+    check "purge $VERSION; apt-get install pwflagsd_${PREVIOUS_VERSION}_$ARCH.deb" in_ct sh -ec '
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pwflagsd >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/'"$PREVIOUS_DEB"' >/dev/null
+        [ "$(dpkg-query -W -f="\${Version}" pwflagsd)" = "'"$PREVIOUS_VERSION"'" ]'
+    check "$PREVIOUS_VERSION: pwflagsd@roll, user id rollback-user set over the socket, fetches and keeps a cache" \
+        in_ct sh -ec '
+        . /root/rollback.sh
+        upstream_on
+        printf "[Pushwoosh]\nApplicationCode=ABCDE-12345\nServerURL=http://127.0.0.1:$PORT/json/1.3/\n" >/etc/pwflagsd/roll.conf
+        printf "[FeatureFlags]\nDisableThrottle=yes\n" >>/etc/pwflagsd/roll.conf
+        systemctl enable --now pwflagsd@roll.socket
+        roll set-user-id rollback-user
+        until_ok 10 cached_for rollback-user
+        [ "$(cat "$STATE/user-id")" = rollback-user ]
+        roll is-enabled new_checkout
+        upstream_off'
+    previous_fetch=$(in_ct sh -c '. /root/rollback.sh; field fetchedAt')
+    roll_before=$(in_ct systemctl show -P MainPID pwflagsd@roll)
+    check "apt-get install pwflagsd_${VERSION}_$ARCH.deb: the upgrade restarts pwflagsd@roll on $VERSION" in_ct sh -ec '
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q /mnt/pwflagsd-deb/pwflagsd_'"${VERSION}_$ARCH"'.deb >/dev/null
+        [ "$(dpkg-query -W -f="\${Version}" pwflagsd)" = '"$VERSION"' ]
+        pid=$(systemctl show -P MainPID pwflagsd@roll); [ "$pid" != 0 ] && [ "$pid" != '"$roll_before"' ]'
+    check "$VERSION reads $PREVIOUS_VERSION's state: user rollback-user, its cache served (fetched $previous_fetch), Pushwoosh gone" \
+        in_ct sh -ec '
+        . /root/rollback.sh
+        [ "$(field userId)" = rollback-user ] && [ "$(field fetchedAt)" = "'"$previous_fetch"'" ]
+        roll get new_checkout
+        ! journalctl --no-pager -o cat -u pwflagsd@roll | grep -E "ignored the disk cache|set aside"'
+    check "$VERSION sets aside a cache of a newer format (99): logged, not served, the user id kept; a fetch serves again" \
+        in_ct sh -ec '
+        . /root/rollback.sh
+        systemctl stop pwflagsd@roll.service
+        sed "s/\"format\":2/\"format\":99/" "$STATE/flags-cache.json" >"$STATE/future"
+        chown --reference="$STATE/flags-cache.json" "$STATE/future" && chmod 0600 "$STATE/future"
+        mv "$STATE/future" "$STATE/flags-cache.json"
+        roll --json status >/dev/null
+        until_ok 5 logged state-set-aside STATE_FORMAT=99
+        grep -q "\"format\":99" "$STATE/flags-cache.json.set-aside" && [ ! -e "$STATE/flags-cache.json" ]
+        [ "$(field userId)" = rollback-user ] && [ "$(field flags)" = 0 ]
+        upstream_on
+        roll refresh
+        roll is-enabled new_checkout && cached_for rollback-user
+        roll override set dark_mode --enabled true >/dev/null
+        grep -q "\"format\":1" "$STATE/overrides.json"
+        upstream_off'
+    fetched=$(in_ct sh -c '. /root/rollback.sh; field fetchedAt')
+    roll_before=$(in_ct systemctl show -P MainPID pwflagsd@roll)
+    # The journal from here on: the cursor of its last entry now.
+    cursor=$(in_ct journalctl --no-pager -q -n 1 --show-cursor | sed -n 's/^-- cursor: //p')
+    echo "# the downgrade's transcript (Pushwoosh is gone: what is served comes from the state directory):"
+    transcript() {
+        local output status
+        output=$(in_ct sh -c ". /root/rollback.sh; $1" 2>&1) && status=0 || status=$?
+        printf '#   $ %s\n' "$1"
+        printf '%s\n' "$output" | sed 's/^/#     /'
+        [[ $status == 0 ]] || printf '#     (exit %s)\n' "$status"
+        return "$status"
+    }
+    downgrade_ok=1
+    transcript "ls -l \$STATE" || downgrade_ok=
+    transcript "dpkg -i /mnt/pwflagsd-deb/$PREVIOUS_DEB" || downgrade_ok=
+    transcript "dpkg-query -W pwflagsd; systemctl show -p MainPID -p NRestarts -p ActiveState pwflagsd@roll" ||
+        downgrade_ok=
+    transcript "roll --json status" || downgrade_ok=
+    transcript "roll get new_checkout" || downgrade_ok=
+    transcript "roll override list" || downgrade_ok=
+    transcript "ls -l \$STATE" || downgrade_ok=
+    transcript "journalctl --no-pager -o cat -u pwflagsd@roll --after-cursor='$cursor'" || downgrade_ok=
+    check "dpkg -i pwflagsd_${PREVIOUS_VERSION}_$ARCH.deb downgrades and restarts pwflagsd@roll on the old binary" \
+        test -n "$downgrade_ok"
+    check "$PREVIOUS_VERSION after the downgrade: running, never restarted by a crash" in_ct sh -ec '
+        [ "$(dpkg-query -W -f="\${Version}" pwflagsd)" = "'"$PREVIOUS_VERSION"'" ]
+        pid=$(systemctl show -P MainPID pwflagsd@roll); [ "$pid" != 0 ] && [ "$pid" != '"$roll_before"' ]
+        systemctl is-active -q pwflagsd@roll && [ "$(systemctl show -P NRestarts pwflagsd@roll)" = 0 ]'
+    check "$PREVIOUS_VERSION reads $VERSION's state: user rollback-user, $VERSION's cache (fetched $fetched) and override" \
+        in_ct sh -ec '
+        . /root/rollback.sh
+        [ "$(field userId)" = rollback-user ] && [ "$(field fetchedAt)" = "'"$fetched"'" ]
+        roll is-enabled new_checkout && roll is-enabled dark_mode
+        ! journalctl --no-pager -o cat -u pwflagsd@roll --after-cursor="'"$cursor"'" |
+            grep -E "ignored the disk cache|ignored the overrides file"'
+    check "stop pwflagsd@roll" in_ct systemctl disable --now pwflagsd@roll.socket pwflagsd@roll.service
+    echo "# the rollback checks took $(($(date +%s) - rollback_start)) s"
+fi
 
 echo "# journal of pwflagsd.service"
 in_ct journalctl --no-pager -o short-monotonic -u pwflagsd 2>&1 | tail -12 | sed 's/^/       /'

@@ -63,6 +63,17 @@ public enum AtomicFile {
         }
     }
 
+    /// Renames `directory/name` to `directory/newName` (replacing a file of that name), the directory opened as
+    /// `write` opens it, and makes the rename durable.
+    public static func rename(_ name: String, to newName: String, in directory: String) throws(SystemError) {
+        let directoryFD = try SafeDirectory.open(directory)
+        defer { close(directoryFD) }
+        guard renameat(directoryFD, name, directoryFD, newName) == 0 else {
+            throw SystemError("rename \(directory)/\(name) to \(newName)", errno: errno)
+        }
+        _ = fsync(directoryFD)
+    }
+
     /// Creates a new temporary file for `name`, never opening one that exists. A name that is taken (a planted
     /// link, a file left by an earlier process with the same id, a concurrent write of the same file) is skipped
     /// for the next: `.NAME.tmp.PID`, then `.NAME.1.tmp.PID`, `.NAME.2.tmp.PID`, and so on.

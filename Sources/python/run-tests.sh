@@ -10,8 +10,10 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 VENV=$REPO/.build/python-venv
-# Pinned, so that a new release cannot change what passes; openfeature-sdk as the OFREP tests pin it.
-PACKAGES=(pytest==8.3.4 mypy==1.13.0 openfeature-sdk==0.10.0 build==1.2.2.post1)
+# Pinned, so that a new release cannot change what passes; openfeature-sdk as the OFREP tests pin it. build and
+# setuptools make the wheel offline (systemd/test-nspawn.sh: python3 -m build --no-isolation); setuptools 70.1 and
+# later need no separate wheel package.
+PACKAGES=(pytest==8.3.4 mypy==1.13.0 openfeature-sdk==0.10.0 build==1.2.2.post1 setuptools==75.3.0)
 
 check="import importlib.metadata as m, sys; sys.exit(any(m.version(p.split('==')[0]) != p.split('==')[1] for p in sys.argv[1:]))"
 if ! "$VENV/bin/python" -c "$check" "${PACKAGES[@]}" 2>/dev/null; then

@@ -9,10 +9,12 @@ import UnixIO
 /// The local overrides (`setOverride`, `clearOverride`): applied through the flag store, kept in the state
 /// directory so that they survive restarts, reloads and user changes.
 ///
-/// The file holds the `listOverrides` object, written atomically after each change; a corrupt file is logged and
-/// ignored (the daemon starts with no overrides and serves its source), never a crash.
+/// The file holds the `listOverrides` object and its `format`, written atomically after each change; a corrupt
+/// file is logged and ignored (the daemon starts with no overrides and serves its source), never a crash. A file
+/// without `format` is format 1; a newer one is set aside (`StateFormat`).
 final class LocalOverrides: Sendable {
     static let file = "overrides.json"
+    static let stateFormat = StateFormat(file: file, newest: 1)
 
     private let store: FlagStore
     private let directory: StateDirectory
@@ -58,7 +60,12 @@ final class LocalOverrides: Sendable {
                 ["OVERRIDES_FILE": directory.file(file), "PWFLAGS_EVENT": "overrides-refused"])
             return []
         }
-        guard let value = try? JSONValue(parsing: bytes), let list = OverrideList(result: value) else {
+        let value = try? JSONValue(parsing: bytes)
+        if let value, let newer = stateFormat.newer(in: value) {
+            directory.setAside(stateFormat, found: newer, logger: logger)
+            return []
+        }
+        guard let value, let list = OverrideList(result: value) else {
             logger.warning(
                 "ignored the overrides file: it is corrupt; no flag is overridden until one is set again",
                 ["OVERRIDES_FILE": directory.file(file), "PWFLAGS_EVENT": "overrides-corrupt"])
@@ -129,7 +136,7 @@ final class LocalOverrides: Sendable {
             } else {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(encoded.values.reduce(32) { $0 + $1.count + 1 })
-                bytes.append(contentsOf: #"{"overrides":["#.utf8)
+                bytes.append(contentsOf: #"{"format":\#(Self.stateFormat.newest),"overrides":["#.utf8)
                 for (position, entry) in encoded.sorted(by: { $0.key < $1.key }).enumerated() {
                     if position > 0 { bytes.append(UInt8(ascii: ",")) }
                     bytes.append(contentsOf: entry.value)

@@ -30,10 +30,11 @@ final class BaseAddress: Sendable {
     private let logger: Logger
     private let clock: any DaemonClock
 
-    /// `{"applicationCode":"…","baseURL":"https://…/json/1.3/","goodAt":1800000000}`: `goodAt` is the wall time
-    /// the address was last known good. A bare URL, as older versions kept it, is not used: whose it is cannot be
-    /// told.
+    /// `{"format":1,"applicationCode":"…","baseURL":"https://…/json/1.3/","goodAt":1800000000}`: `goodAt` is the
+    /// wall time the address was last known good. A bare URL, as older versions kept it, is not used: whose it is
+    /// cannot be told. A file without `format` is format 1; a newer one is set aside (`StateFormat`).
     static let file = "base-url"
+    static let stateFormat = StateFormat(file: file, newest: 1)
 
     /// `follows` is false when `ServerURL` is set: then `base_url` is ignored (docs/behaviour.md, Talking to
     /// Pushwoosh).
@@ -44,7 +45,7 @@ final class BaseAddress: Sendable {
         let bootNow = clock.bootNow()
         let wallNow = clock.wallNow()
         var start = State(current: initial, goodSince: bootNow, keptGoodAt: wallNow, cacheMaxAge: cacheMaxAge.seconds)
-        if follows, let kept = stateDirectory.read(Self.file).flatMap({ Self.kept($0, for: applicationCode) }) {
+        if follows, let kept = Self.load(from: stateDirectory, for: applicationCode, logger: logger) {
             start.current = kept.url
             if let goodAt = kept.goodAt {
                 // A wall clock set back since is taken as "good now" rather than as a time in the future.
@@ -154,6 +155,7 @@ final class BaseAddress: Sendable {
 
     private func keep(_ url: URL, goodAt: Double) {
         let record = JSONValue.object([
+            "format": .number(Double(Self.stateFormat.newest)),
             "applicationCode": .string(applicationCode), "baseURL": .string(url.absoluteString),
             "goodAt": .number(goodAt.rounded(.down)),
         ])
@@ -170,6 +172,18 @@ final class BaseAddress: Sendable {
         } catch {
             logger.warning("cannot remove the kept address from the state directory: \(error)")
         }
+    }
+
+    /// The kept address and when it was last known good, as `kept` reads it; a file of a newer format is set aside.
+    static func load(from directory: StateDirectory, for applicationCode: String, logger: Logger) -> (
+        url: URL, goodAt: Double?
+    )? {
+        guard let bytes = directory.read(file) else { return nil }
+        if let record = try? JSONValue(parsing: bytes), let newer = stateFormat.newer(in: record) {
+            directory.setAside(stateFormat, found: newer, logger: logger)
+            return nil
+        }
+        return kept(bytes, for: applicationCode)
     }
 
     /// The kept address in `bytes` and when it was last known good (wall time; nil when not recorded), when it

@@ -210,6 +210,9 @@ struct FlagFeed {
         case .rejected(.missing):
             logger.debug("no disk cache yet")
             return nil
+        case .rejected(.newerFormat(let format)):
+            cache?.file.setAside(found: format, logger: logger)
+            return nil
         case .rejected(let rejection):
             logger.notice("ignored the disk cache: \(rejection)")
             return nil

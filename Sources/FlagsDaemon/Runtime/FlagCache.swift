@@ -5,11 +5,13 @@ import PushwooshAPI
 ///
 /// Format 2 keeps the fetch time on both clocks: the wall clock (Unix seconds, judged after a reboot) and the
 /// boot clock with the boot's id (exact in the same boot, whatever the wall clock did). Format 1, without the
-/// boot clock, is still read.
+/// boot clock, is still read. A newer format is set aside unread (`StateFormat`); format 2 is raised only when a
+/// reader of format 2 would misread the file.
 struct FlagCache: Sendable {
     static let file = "flags-cache.json"
     static let format = 2
     static let readableFormats = [1, 2]
+    static let stateFormat = StateFormat(file: file, newest: format)
 
     let directory: StateDirectory
 
@@ -37,6 +39,8 @@ struct FlagCache: Sendable {
         /// Not a file the daemon reads: a FIFO, a device, a directory, too large, or one another user could plant.
         case refused(String)
         case corrupt(String)
+        /// A newer version wrote it in a format this daemon does not read: it is set aside.
+        case newerFormat(Int)
         case otherApplication
         case otherUser
         case tooOld(ageSeconds: Double)
@@ -46,6 +50,7 @@ struct FlagCache: Sendable {
             case .missing: "no cache"
             case .refused(let reason): "the cache file is refused (\(reason))"
             case .corrupt(let reason): "the cache file is corrupt (\(reason))"
+            case .newerFormat(let format): "the cache file has format \(format), newer than this pwflagsd reads"
             case .otherApplication: "the cache belongs to another application code"
             case .otherUser: "the cache belongs to another user"
             case .tooOld(let age): "the cache is \(Int(age)) s old, past CacheMaxAge"
@@ -95,6 +100,11 @@ struct FlagCache: Sendable {
         try directory.remove(Self.file)
     }
 
+    /// Sets aside a file of a newer format (`load` said `.newerFormat`), so that no flag is served from it.
+    func setAside(found format: Int, logger: Logger) {
+        directory.setAside(Self.stateFormat, found: format, logger: logger)
+    }
+
     static func decode(_ bytes: [UInt8]) -> Result<Entry, Rejection> {
         let value: JSONValue
         do {
@@ -102,6 +112,7 @@ struct FlagCache: Sendable {
         } catch {
             return .failure(.corrupt("not JSON: \(error)"))
         }
+        if let newer = stateFormat.newer(in: value) { return .failure(.newerFormat(newer)) }
         guard let format = value["format"]?.integerValue, readableFormats.contains(format),
             let code = value["applicationCode"]?.stringValue,
             let user = value["userId"]?.stringValue, let fetchedAt = value["fetchedAt"]?.numberValue,

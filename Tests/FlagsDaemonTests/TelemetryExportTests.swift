@@ -36,14 +36,14 @@ import Testing
         ]
         let resolved = TelemetrySettings.resolve(configuration, environment: environment, instanceId: "hwid")
         let settings = try #require(resolved.settings)
-        #expect(settings.metricsURL == "https://otel.example.net/v1/metrics")
-        #expect(settings.logsURL == "https://logs.example.net/ingest")
+        #expect(settings.metrics.url == "https://otel.example.net/v1/metrics")
+        #expect(settings.logs.url == "https://logs.example.net/ingest")
         #expect(settings.headers == ["authorization: Bearer k", "x-tenant: 42"])
         #expect(settings.resource.map(\.name) == ["service.name", "service.version", "service.instance.id", "site"])
         #expect(settings.resource.first?.value == "kiosk-flags")
         #expect(settings.resource.first { $0.name == "service.instance.id" }?.value == "mine")
-        #expect(settings.metricInterval == .seconds(5))
-        #expect(settings.logInterval == TelemetrySettings.minimumInterval)
+        #expect(settings.metrics.interval == .seconds(5))
+        #expect(settings.logs.interval == TelemetrySettings.minimumInterval)
         #expect(settings.timeout == .seconds(10))
         #expect(resolved.problems.count == 2, "\(resolved.problems)")
         #expect(!resolved.problems.joined().contains("Bearer"), "a header's value reached a problem")
@@ -51,8 +51,8 @@ import Testing
         configuration.otlpEndpoint = "http://127.0.0.1:4318/"
         let keyed = try #require(
             TelemetrySettings.resolve(configuration, environment: environment, instanceId: "hwid").settings)
-        #expect(keyed.metricsURL == "http://127.0.0.1:4318/v1/metrics")
-        #expect(keyed.logsURL == "http://127.0.0.1:4318/v1/logs")
+        #expect(keyed.metrics.url == "http://127.0.0.1:4318/v1/metrics")
+        #expect(keyed.logs.url == "http://127.0.0.1:4318/v1/logs")
         let disabled = environment.merging(["OTEL_SDK_DISABLED": "true"]) { $1 }
         #expect(TelemetrySettings.resolve(configuration, environment: disabled, instanceId: "i").settings == nil)
         let insecure = ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel.example.net"]

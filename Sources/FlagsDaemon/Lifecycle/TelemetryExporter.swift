@@ -43,7 +43,7 @@ final class TelemetryExporter: Service {
     ) -> TelemetrySettings.Resolution {
         let resolution = TelemetrySettings.resolve(configuration, environment: environment, instanceId: instanceId)
         tally.configure(
-            enabled: resolution.settings != nil, limit: resolution.settings?.maxEvaluationRecords ?? 0)
+            enabled: resolution.settings != nil, limit: resolution.settings?.records.limit ?? 0)
         return resolution
     }
 
@@ -70,8 +70,8 @@ final class TelemetryExporter: Service {
                 resolved = resolution
                 announce(resolution)
                 let now = MonotonicClock.seconds()
-                metricsSchedule = Schedule(due: now + (resolution.settings?.metricInterval.seconds ?? 0))
-                logsSchedule = Schedule(due: now + (resolution.settings?.logInterval.seconds ?? 0))
+                metricsSchedule = Schedule(due: now + (resolution.settings?.metrics.interval.seconds ?? 0))
+                logsSchedule = Schedule(due: now + (resolution.settings?.logs.interval.seconds ?? 0))
             }
             guard let settings = resolution.settings else {
                 client = nil
@@ -99,31 +99,31 @@ final class TelemetryExporter: Service {
             if metricsSchedule.due <= now {
                 let families = await server.metricFamilies()
                 let body = encoder.metrics(families, nowNanos: MonotonicClock.wallNanoseconds())
-                let outcome = await send(body, to: settings.metricsURL, headers: settings.headers, with: http)
-                finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metricInterval)
+                let outcome = await send(body, to: settings.metrics.url, headers: settings.headers, with: http)
+                finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metrics.interval)
             }
             if logsSchedule.due <= now {
                 tally.markStale(stack.refresher.status.withLock(\.stale))
                 let batch = tally.take()
                 guard !batch.entries.isEmpty else {
-                    logsSchedule.due = now + settings.logInterval.seconds
+                    logsSchedule.due = now + settings.logs.interval.seconds
                     continue
                 }
                 let context = OTLPEncoder.EvaluationContext(
                     setId: configuration.applicationCode,
-                    contextId: settings.exportUserId == .hashed
+                    contextId: settings.records.userId == .hashed
                         ? Self.hashedUserId(
                             stack.refresher.status.withLock(\.userId), applicationCode: configuration.applicationCode)
                         : nil,
-                    includeValues: settings.exportFlagValues)
+                    includeValues: settings.records.values)
                 let body = encoder.logs(batch, context: context, nowNanos: MonotonicClock.wallNanoseconds())
-                let outcome = await send(body, to: settings.logsURL, headers: settings.headers, with: http)
+                let outcome = await send(body, to: settings.logs.url, headers: settings.headers, with: http)
                 switch outcome {
                 case .sent: break
                 case .failed: tally.giveBack(batch)
                 case .refused: tally.refused(batch)
                 }
-                finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logInterval)
+                finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logs.interval)
             }
         }
     }
@@ -177,22 +177,26 @@ final class TelemetryExporter: Service {
         case .failed(let reason, let retryAfter):
             let wait = schedule.backoff.next(retryAfter: retryAfter, random: Double.random(in: 0..<1))
             schedule.due = now + wait.seconds
-            if schedule.failure != reason {
-                schedule.failure = reason
-                logger.warning(
-                    "cannot export \(signal) to the collector (\(reason)); trying again with backoff",
-                    ["PWFLAGS_EVENT": "telemetry-failed", "SIGNAL": signal, "REASON": reason])
-            }
+            report(
+                reason, of: &schedule,
+                "cannot export \(signal) to the collector (\(reason)); trying again with backoff",
+                ["PWFLAGS_EVENT": "telemetry-failed", "SIGNAL": signal, "REASON": reason])
         case .refused(let reason):
             schedule.backoff.succeeded()
             schedule.due = now + interval.seconds
-            if schedule.failure != reason {
-                schedule.failure = reason
-                logger.warning(
-                    "the collector refused the \(signal) (\(reason)); they are dropped",
-                    ["PWFLAGS_EVENT": "telemetry-refused", "SIGNAL": signal, "REASON": reason])
-            }
+            report(
+                reason, of: &schedule, "the collector refused the \(signal) (\(reason)); they are dropped",
+                ["PWFLAGS_EVENT": "telemetry-refused", "SIGNAL": signal, "REASON": reason])
         }
+    }
+
+    /// Logs a failure once, until its reason changes: a collector that stays down is one line, not one a try.
+    private func report(
+        _ reason: String, of schedule: inout Schedule, _ message: String, _ fields: KeyValuePairs<String, String>
+    ) {
+        guard schedule.failure != reason else { return }
+        schedule.failure = reason
+        logger.warning(message, fields)
     }
 
     /// Says where the export goes (never its headers), or why it is off.
@@ -204,7 +208,7 @@ final class TelemetryExporter: Service {
             logger.notice(
                 "exporting telemetry over OTLP/HTTP",
                 [
-                    "PWFLAGS_EVENT": "telemetry-on", "METRICS_URL": settings.metricsURL, "LOGS_URL": settings.logsURL,
+                    "PWFLAGS_EVENT": "telemetry-on", "METRICS_URL": settings.metrics.url, "LOGS_URL": settings.logs.url,
                 ])
         }
     }

@@ -7,22 +7,32 @@ import FlagsCore
 /// `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` and `_LOGS_ENDPOINT` win over the general one, as the SDKs do. Neither
 /// set, or `OTEL_SDK_DISABLED=true`: nothing is exported.
 struct TelemetrySettings: Sendable, Equatable {
-    var metricsURL: String
-    var logsURL: String
+    /// Where the metrics go, and how often.
+    var metrics: Signal
+    /// Where the evaluation records go, and how often.
+    var logs: Signal
     /// `Name: value` lines from `OTEL_EXPORTER_OTLP_HEADERS`: they may hold a collector's key, so they are never
     /// logged or shown.
     var headers: [String]
     /// The resource's attributes, `service.*` first, then the operator's `OTEL_RESOURCE_ATTRIBUTES`.
     var resource: [Attribute]
-    var metricInterval: Duration
-    var logInterval: Duration
     /// The bound on one export, from connect to the last byte.
     var timeout: Duration
     /// `OTEL_EXPORTER_OTLP_CERTIFICATE`: certificate authorities trusted besides the system store.
     var certificateFile: String?
-    var exportUserId: UserIdExport
-    var exportFlagValues: Bool
-    var maxEvaluationRecords: Int
+    /// What the evaluation records carry, and how many one interval keeps (the `[Telemetry]` keys).
+    var records: Records
+
+    struct Signal: Sendable, Equatable {
+        var url: String
+        var interval: Duration
+    }
+
+    struct Records: Sendable, Equatable {
+        var userId: UserIdExport
+        var values: Bool
+        var limit: Int
+    }
 
     struct Attribute: Sendable, Equatable {
         var name: String
@@ -99,14 +109,19 @@ struct TelemetrySettings: Sendable, Equatable {
         }
         return Resolution(
             settings: TelemetrySettings(
-                metricsURL: endpoints.metrics, logsURL: endpoints.logs, headers: headers, resource: resource,
-                metricInterval: milliseconds(environment, "OTEL_METRIC_EXPORT_INTERVAL", problems: &problems),
-                logInterval: milliseconds(environment, "OTEL_BLRP_SCHEDULE_DELAY", problems: &problems),
+                metrics: Signal(
+                    url: endpoints.metrics,
+                    interval: milliseconds(environment, "OTEL_METRIC_EXPORT_INTERVAL", problems: &problems)),
+                logs: Signal(
+                    url: endpoints.logs,
+                    interval: milliseconds(environment, "OTEL_BLRP_SCHEDULE_DELAY", problems: &problems)),
+                headers: headers, resource: resource,
                 timeout: milliseconds(
                     environment, "OTEL_EXPORTER_OTLP_TIMEOUT", default: .seconds(10), problems: &problems),
                 certificateFile: nonEmpty(environment["OTEL_EXPORTER_OTLP_CERTIFICATE"]),
-                exportUserId: configuration.exportUserId, exportFlagValues: configuration.exportFlagValues,
-                maxEvaluationRecords: configuration.maxEvaluationRecords),
+                records: Records(
+                    userId: configuration.exportUserId, values: configuration.exportFlagValues,
+                    limit: configuration.maxEvaluationRecords)),
             problems: problems)
     }
 
@@ -135,8 +150,8 @@ struct TelemetrySettings: Sendable, Equatable {
         var result: [Attribute] = []
         for (index, member) in text.split(separator: ",").enumerated() {
             let parts = member.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let name = percentDecoded(trimmed(parts[0])),
-                let value = percentDecoded(trimmed(parts[1])), !name.isEmpty,
+            guard parts.count == 2, let name = PercentDecoding.decoded(trimmed(parts[0])),
+                let value = PercentDecoding.decoded(trimmed(parts[1])), !name.isEmpty,
                 !(name + value).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
             else {
                 problems.append("\(variable): member \(index + 1) is not name=value; left out")
@@ -152,30 +167,5 @@ struct TelemetrySettings: Sendable, Equatable {
         guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) })
         else { return "" }
         return text[first...last]
-    }
-
-    private static func percentDecoded(_ text: some StringProtocol) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

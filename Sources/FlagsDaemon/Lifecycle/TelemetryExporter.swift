@@ -95,7 +95,7 @@ final class TelemetryExporter: Service {
             }
             guard let http = client?.client else { continue }
             let encoder = OTLPEncoder(
-                resource: settings.resource.map { ($0.name, .string($0.value)) }, startNanos: startNanos)
+                resource: settings.resource, startNanos: startNanos)
             if metricsSchedule.due <= now {
                 let families = await server.metricFamilies()
                 let body = encoder.metrics(families, nowNanos: MonotonicClock.wallNanoseconds())

@@ -14,8 +14,14 @@ struct OTLPEncoder: Sendable {
         case int(Int64)
     }
 
+    /// A resource's attribute: a name and its text.
+    struct Attribute: Sendable, Equatable {
+        var name: String
+        var value: String
+    }
+
     /// The resource's attributes: `service.name`, `service.version`, `service.instance.id` and the operator's.
-    let resource: [(String, Value)]
+    let resource: [Attribute]
     /// When the daemon started counting, for cumulative sums and histograms (`start_time_unix_nano`).
     let startNanos: UInt64
 
@@ -99,7 +105,9 @@ struct OTLPEncoder: Sendable {
     // MARK: Parts
 
     private func writeResource(_ writer: inout ProtobufWriter) {
-        for (name, value) in resource { writer.message(1) { writeKeyValue(name, value, to: &$0) } }
+        for attribute in resource {
+            writer.message(1) { writeKeyValue(attribute.name, .string(attribute.value), to: &$0) }
+        }
     }
 
     private func writeScope(_ writer: inout ProtobufWriter) {

@@ -28,16 +28,7 @@ struct TelemetrySettings: Sendable, Equatable {
         var interval: Duration
     }
 
-    struct Records: Sendable, Equatable {
-        var userId: UserIdExport
-        var values: Bool
-        var limit: Int
-    }
-
-    struct Attribute: Sendable, Equatable {
-        var name: String
-        var value: String
-    }
+    typealias Attribute = OTLPEncoder.Attribute
 
     /// What the variables and keys resolve to: the settings (nil: telemetry is off) and what was wrong with them.
     struct Resolution: Sendable, Equatable {
@@ -167,5 +158,15 @@ struct TelemetrySettings: Sendable, Equatable {
         guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) })
         else { return "" }
         return text[first...last]
+    }
+}
+
+extension TelemetrySettings {
+    /// The `[Telemetry]` keys of the evaluation records: the user id (`ExportUserId`), the flag's value
+    /// (`ExportFlagValues`), and how many one interval keeps (`MaxEvaluationRecords`).
+    struct Records: Sendable, Equatable {
+        var userId: UserIdExport
+        var values: Bool
+        var limit: Int
     }
 }

@@ -24,6 +24,18 @@ final class FlagsFile: FlagWatch {
         var problem: String?
     }
 
+    /// The watch of the file's directory: added before the first read, so that a change made between that read
+    /// and `run` is not missed (its events wait in the descriptor until `run` reads them).
+    private let watch = Locked(Watch.unarmed)
+
+    private enum Watch: Sendable {
+        case unarmed
+        case armed(InotifyDescriptor)
+        /// inotify is missing (no `errno`), or the directory cannot be watched.
+        case unavailable(errno: Int32?)
+        case running
+    }
+
     /// The biggest file read, as for an upstream reply.
     static let maximumFileBytes = 8 * 1024 * 1024
 
@@ -31,6 +43,10 @@ final class FlagsFile: FlagWatch {
         // Absolute, so that a later change of working directory cannot move the file or its watch.
         self.path = path.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         self.logger = logger
+    }
+
+    deinit {
+        if case .armed(let inotify) = watch.withLock({ $0 }) { inotify.close() }
     }
 
     var location: String { path ?? "-" }
@@ -44,7 +60,8 @@ final class FlagsFile: FlagWatch {
     /// Reads the file. A failure is logged and kept for `status` until a read succeeds; the caller keeps serving
     /// the last good flags.
     func read() -> Result<[Flag], LocalFlagsError> {
-        state.withLock { state in
+        arm()
+        return state.withLock { state in
             guard let path else {
                 state.problem = LocalFlagsError.notConfigured.reason
                 return .failure(.notConfigured)
@@ -88,33 +105,60 @@ final class FlagsFile: FlagWatch {
         }
     }
 
-    /// Watches the file with inotify until cancelled, calling `changed` after each change.
-    ///
-    /// The directory is watched, not the file, so that editors that write a new file and rename it over the old
-    /// one, and files that appear later, are both seen. Events within `settleDelay` are read as one change.
+    /// Watches the file with inotify until cancelled, calling `changed` after each change; events within
+    /// `InotifyWatcher.settleDelay` are read as one change. The watch was added by the first read, if there was
+    /// one, so that nothing changed since that read goes unseen.
     func run(changed: @escaping @Sendable () async -> Void) async {
         guard let path else { return }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let name = url.lastPathComponent
-        guard let inotify = try? InotifyDescriptor() else {
-            logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
-            return
+        arm()
+        let taken = watch.withLock { watch -> Watch in
+            defer { if case .armed = watch { watch = .running } }
+            return watch
         }
-        do {
-            try inotify.watch(directory, for: [.closeWrite, .movedTo, .movedFrom, .delete, .attributes])
-        } catch {
+        switch taken {
+        case .armed(let inotify):
+            let watcher = InotifyWatcher(inotify: inotify, name: URL(fileURLWithPath: path).lastPathComponent)
+            let watched = await watcher.run(onChange: changed)
+            // The watcher closed the descriptor: a later run arms again.
+            watch.withLock { $0 = .unarmed }
+            guard watched else {
+                logger.warning(
+                    "cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
+                return
+            }
+        case .unavailable(errno: let errno?):
             logger.warning(
                 "cannot watch the directory of the local flags file; edits are seen on refresh only",
-                ["FLAGS_FILE": path, "ERRNO": String(error.errno)]
+                ["FLAGS_FILE": path, "ERRNO": String(errno)]
             )
-            inotify.close()
+        case .unavailable(errno: nil):
+            logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
+        case .unarmed, .running:
             return
         }
-        let watcher = InotifyWatcher(inotify: inotify, name: name)
-        guard await watcher.run(onChange: changed) else {
-            logger.warning("cannot watch the local flags file; edits are seen on refresh only", ["FLAGS_FILE": path])
-            return
+    }
+
+    /// Adds the watch of the file's directory, once: the directory is watched, not the file, so that editors that
+    /// write a new file and rename it over the old one, and files that appear later, are both seen.
+    private func arm() {
+        guard let path else { return }
+        watch.withLock { watch in
+            switch watch {
+            case .unarmed, .unavailable: break
+            case .armed, .running: return
+            }
+            guard let inotify = try? InotifyDescriptor() else {
+                watch = .unavailable(errno: nil)
+                return
+            }
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            do {
+                try inotify.watch(directory, for: [.closeWrite, .movedTo, .movedFrom, .delete, .attributes])
+                watch = .armed(inotify)
+            } catch {
+                inotify.close()
+                watch = .unavailable(errno: (error as? SystemError)?.errno ?? EINVAL)
+            }
         }
     }
 }

@@ -59,10 +59,7 @@ extension ConfigurationParser {
             // F2: zero sends a session start's request at once, as the SDK does.
             return setDuration(value, name: name, allowingZero: true, at: \.sessionStartDelay, in: &configuration)
         case .disableThrottle:
-            guard let flag = boolean(value) else {
-                return "invalid boolean '\(shown)' for \(name) (expected yes/no, true/false, on/off, 1/0)"
-            }
-            configuration.disableThrottle = flag
+            return setBoolean(value, name: name, at: \.disableThrottle, in: &configuration)
         case .lifecycle:
             guard let lifecycle = Lifecycle(rawValue: value) else {
                 return "invalid lifecycle '\(shown)' for \(name) (expected foreground or client)"
@@ -175,10 +172,7 @@ extension ConfigurationParser {
             }
             configuration.exportUserId = export
         case .exportFlagValues:
-            guard let flag = boolean(value) else {
-                return "invalid boolean '\(shown)' for \(name) (expected yes/no, true/false, on/off, 1/0)"
-            }
-            configuration.exportFlagValues = flag
+            return setBoolean(value, name: name, at: \.exportFlagValues, in: &configuration)
         case .maxEvaluationRecords:
             guard let number = positiveInteger(value) else { return positiveIntegerMessage(shown, name) }
             configuration.maxEvaluationRecords = number
@@ -217,6 +211,17 @@ extension ConfigurationParser {
             return "invalid duration '\(quoted(value))' for \(name) (must be at most 10y)"
         }
         configuration[keyPath: keyPath] = duration
+        return nil
+    }
+
+    private static func setBoolean(
+        _ value: String, name: String, at keyPath: WritableKeyPath<Configuration, Bool>,
+        in configuration: inout Configuration
+    ) -> String? {
+        guard let flag = boolean(value) else {
+            return "invalid boolean '\(quoted(value))' for \(name) (expected yes/no, true/false, on/off, 1/0)"
+        }
+        configuration[keyPath: keyPath] = flag
         return nil
     }
 

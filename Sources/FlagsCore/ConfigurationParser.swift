@@ -291,7 +291,8 @@ public struct ConfigurationParser: Sendable {
         }
     }
 
-    static func trimmed(_ text: some StringProtocol) -> String {
+    /// `text` without systemd's blanks (spaces, tabs, line ends) at either end.
+    public static func trimmed(_ text: some StringProtocol) -> String {
         let scalars = text.unicodeScalars
         var start = scalars.startIndex
         var end = scalars.endIndex

@@ -6,7 +6,7 @@
 public enum RetryAfter {
     /// The wait in seconds from `now` (Unix seconds on the wall clock, for a date): never negative.
     public static func seconds(_ header: String, now: Double) -> Double? {
-        let text = header.trimmingWhitespace()
+        let text = ConfigurationParser.trimmed(header)
         guard !text.isEmpty else { return nil }
         if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             // Anything longer than eleven digits is over three thousand years: capped by the caller anyway.
@@ -65,15 +65,5 @@ public enum RetryAfter {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146097 + dayOfEra - 719468
-    }
-}
-
-extension String {
-    fileprivate func trimmingWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
     }
 }

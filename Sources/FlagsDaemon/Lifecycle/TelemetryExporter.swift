@@ -79,13 +79,14 @@ final class TelemetryExporter: Service {
                 await reloader.reloadedForTelemetry.wait()
                 continue
             }
-            if client?.settings != settings {
-                client = (
-                    settings,
-                    PushwooshClient(
-                        apiToken: nil, requestTimeout: settings.timeout, maximumReplyBytes: 64 * 1024,
-                        caFile: settings.certificateFile)
-                )
+            let http: PushwooshClient
+            if let current = client, current.settings == settings {
+                http = current.client
+            } else {
+                http = PushwooshClient(
+                    apiToken: nil, requestTimeout: settings.timeout, maximumReplyBytes: 64 * 1024,
+                    caFile: settings.certificateFile)
+                client = (settings, http)
             }
             let now = MonotonicClock.seconds()
             let next = min(metricsSchedule.due, logsSchedule.due)
@@ -93,7 +94,6 @@ final class TelemetryExporter: Service {
                 try? await Task.sleep(for: .seconds(next - now))
                 continue
             }
-            guard let http = client?.client else { continue }
             let encoder = OTLPEncoder(
                 resource: settings.resource, startNanos: startNanos)
             if metricsSchedule.due <= now {

@@ -141,8 +141,8 @@ struct TelemetrySettings: Sendable, Equatable {
         var result: [Attribute] = []
         for (index, member) in text.split(separator: ",").enumerated() {
             let parts = member.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let name = PercentDecoding.decoded(trimmed(parts[0])),
-                let value = PercentDecoding.decoded(trimmed(parts[1])), !name.isEmpty,
+            guard parts.count == 2, let name = PercentDecoding.decoded(ConfigurationParser.trimmed(parts[0])),
+                let value = PercentDecoding.decoded(ConfigurationParser.trimmed(parts[1])), !name.isEmpty,
                 !(name + value).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
             else {
                 problems.append("\(variable): member \(index + 1) is not name=value; left out")
@@ -151,13 +151,6 @@ struct TelemetrySettings: Sendable, Equatable {
             result.append(Attribute(name: name, value: value))
         }
         return result
-    }
-
-    private static func trimmed(_ text: Substring) -> Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) })
-        else { return "" }
-        return text[first...last]
     }
 }
 

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A flag key that compares, hashes and sorts by its exact UTF-8 bytes (R2: no folding of any kind).
 ///
 /// Swift's `String` equality is Unicode canonical equivalence: "café" with a precomposed é and "cafe" followed
@@ -20,10 +24,13 @@ public struct FlagKey: Hashable, Comparable, Sendable, CustomStringConvertible, 
         let left = lhs.string.utf8
         let right = rhs.string.utf8
         guard left.count == right.count else { return false }
-        // A native or small string (every string the daemon builds) lends its bytes without a copy; the byte
-        // loop is the specialized one, not the generic comparison of two views.
+        // A native or small string (every string the daemon builds) lends its bytes without a copy, compared
+        // with one `memcmp`, not the generic comparison of two views.
         let lent = left.withContiguousStorageIfAvailable { leftBytes in
-            right.withContiguousStorageIfAvailable { rightBytes in leftBytes.elementsEqual(rightBytes) }
+            right.withContiguousStorageIfAvailable { rightBytes in
+                guard let leftBase = leftBytes.baseAddress, let rightBase = rightBytes.baseAddress else { return true }
+                return memcmp(leftBase, rightBase, leftBytes.count) == 0
+            }
         }
         return (lent ?? nil) ?? left.elementsEqual(right)
     }

@@ -28,8 +28,8 @@ import UnixIO
 
         func nextDeadline() -> UInt64? { deadline.withLock { $0 } }
 
-        func tick() {
-            deadline.withLock { if let due = $0, EngineClock.now() >= due { $0 = nil } }
+        func tick(now: UInt64) {
+            deadline.withLock { if let due = $0, now >= due { $0 = nil } }
             ticks.withLock { $0 += 1 }
             ticked.signal()
         }

@@ -133,7 +133,7 @@ final class BusLoop: LoopMember, @unchecked Sendable {
         return deadline == .max ? nil : deadline
     }
 
-    func tick() {
+    func tick(now: UInt64) {
         pump()
     }
 

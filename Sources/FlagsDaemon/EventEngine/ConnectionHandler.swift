@@ -56,9 +56,9 @@ protocol ConnectionHandler: AnyObject {
     /// The next time `tick` has something to do (monotonic nanoseconds), nil for none.
     func nextDeadline() -> UInt64?
 
-    /// Runs after every wait, for deadlines. (It reads the clock itself, so a handler without deadlines costs
-    /// the line protocol's hot path no clock read.)
-    func tick()
+    /// Runs after every wait in which the engine had something to do, for deadlines; `now` is the loop's clock
+    /// reading for the round.
+    func tick(now: UInt64)
 
     /// The engine stopped accepting and drains: answer what was received, stop reading.
     func drainStarted()

@@ -39,7 +39,8 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
     private var finished: (@Sendable () -> Void)?
     /// `finished` as `start` was given it, until the loop's thread takes it.
     private let startedWith = Locked<(@Sendable () -> Void)?>(nil)
-    var connections: [Int32: Connection] = [:]
+    /// Unchecked at run time, as `EventLoop` says of the request path's state.
+    @exclusivity(unchecked) var connections = DescriptorTable<Connection>()
     /// The number the next connection gets: unique for the engine's life, in the order they were accepted (file
     /// descriptors are reused, ids are not).
     private var nextConnectionID: UInt64 = 1
@@ -47,8 +48,8 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
     var share: any SlotShare
     private var refusedShares = LogThrottle()
     private(set) var phase = Phase.running
-    /// The engine's one read buffer, lent to the handler for each read.
-    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// The engine's one read buffer, lent to the handler for each read (unchecked, as `EventLoop` says).
+    @exclusivity(unchecked) var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// A buffer for `reapHangups`, which waits while the loop still reads its own.
     private let hangups = Epoll.Buffer(capacity: 256)
     private var listenReady = false
@@ -133,19 +134,19 @@ final class EventEngine<Handler: ConnectionHandler>: JoiningMember, @unchecked S
         return earliest == .max ? nil : earliest
     }
 
-    func tick() {
+    func tick(now: UInt64) {
         guard membership != nil else { return }
         if listenReady {
             listenReady = false
             acceptConnections()
         }
-        if let paused = gate.pausedUntil, EngineClock.now() >= paused { gate.resume() }
-        if let beat = nextBeat, let heartbeat, EngineClock.now() >= beat {
+        if let paused = gate.pausedUntil, now >= paused { gate.resume() }
+        if let beat = nextBeat, let heartbeat, now >= beat {
             heartbeat.action()
-            nextBeat = EngineClock.now() + EngineClock.nanoseconds(heartbeat.interval)
+            nextBeat = now + EngineClock.nanoseconds(heartbeat.interval)
         }
-        handler.tick()
-        if case .draining(let deadline) = phase, connections.isEmpty || EngineClock.now() >= deadline { finish() }
+        handler.tick(now: now)
+        if case .draining(let deadline) = phase, connections.isEmpty || now >= deadline { finish() }
     }
 
     func loopFailed(_ error: SystemError) {

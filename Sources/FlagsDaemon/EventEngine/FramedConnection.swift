@@ -21,9 +21,10 @@ class FramedConnection: IdentifiedConnection {
     let id: UInt64
     let fd: Int32
     let peer: PeerCredentials
-    var framer: Framer
-    /// Unsent output: answers are written into `output.bytes`, shared listings queued by reference.
-    var output = OutputQueue()
+    /// Unchecked at run time, as `EventLoop` says of the request path's state.
+    @exclusivity(unchecked) var framer: Framer
+    /// Unsent output: answers are written into `output.bytes`, shared listings queued by reference (unchecked).
+    @exclusivity(unchecked) var output = OutputQueue()
     /// Messages wait unread because more than `MaxPendingBytes` of output waits (`ServerLimits.takesRequests`).
     var heldBack = false
     /// A call that may wait is being carried out; later messages wait so that answers keep call order.

@@ -170,16 +170,15 @@ extension FramedHandler {
 
     func nextDeadline() -> UInt64? { framed.nextIdleSweep }
 
-    func tick() {
-        sweepIdleIfDue()
+    func tick(now: UInt64) {
+        sweepIdleIfDue(now: now)
     }
 
     /// Every `IdleConnectionTimeout`, closes the connections idle since the previous sweep (so a connection goes
     /// between once and twice the timeout after its last byte) and starts counting again. Without it, idle
-    /// connections kept for ever filled `MaxConnections`. One clock read per wake of the loop, in `tick`; nothing
+    /// connections kept for ever filled `MaxConnections`. No clock read of its own (the loop's `now`), and nothing
     /// on the request path but a flag set on each read.
-    func sweepIdleIfDue() {
-        let now = EngineClock.now()
+    func sweepIdleIfDue(now: UInt64) {
         guard now >= framed.nextIdleSweep else { return }
         framed.nextIdleSweep = now + framed.limits.idleTimeout
         let closed = engine.closeIdleConnections { listens($0) }

@@ -27,7 +27,8 @@ final class LineHandler: ServedHandler, @unchecked Sendable {
 
     // Loop thread only.
     unowned(unsafe) var engine: EventEngine<LineHandler>!
-    var framed: FramedState
+    /// Unchecked at run time, as `EventLoop` says of the request path's state.
+    @exclusivity(unchecked) var framed: FramedState
     let router: RequestRouter
     let metrics: ServerMetrics
     let propagation: PropagationTracker

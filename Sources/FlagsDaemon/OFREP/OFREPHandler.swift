@@ -94,8 +94,7 @@ final class OFREPHandler: ConnectionHandler, @unchecked Sendable {
         if stopRequested.withLock({ $0 }) { engine.beginDraining(timeout: Self.drainTimeout) }
     }
 
-    func tick() {
-        let now = EngineClock.now()
+    func tick(now: UInt64) {
         // The advertised channel's replacement changes the bulk answer too; flags' changes come through `woke`.
         if streamCount > 0, let rotation = streams.nextRotation, now >= rotation { _ = advertisedFlags(now: now) }
         releaseRefusals(now: now)

@@ -92,7 +92,7 @@ final class DescriptorWatcher: LoopMember, @unchecked Sendable {
 
     func nextDeadline() -> UInt64? { nil }
 
-    func tick() {}
+    func tick(now: UInt64) {}
 
     func loopFailed(_ error: SystemError) {}
 }

@@ -23,7 +23,8 @@ final class VarlinkHandler: ServedHandler, @unchecked Sendable {
 
     // Loop thread only.
     unowned(unsafe) var engine: EventEngine<VarlinkHandler>!
-    var framed: FramedState
+    /// Unchecked at run time, as `EventLoop` says of the request path's state.
+    @exclusivity(unchecked) var framed: FramedState
     let router: VarlinkRouter
     var refusedMessages = LogThrottle()
 

@@ -40,8 +40,8 @@ actor Reloader: Service {
     nonisolated let stacks: StackGate
     /// Rung after every reload applied, for the metrics file's writer, which waits on it when it has no file.
     nonisolated let reloaded = WakeSignal()
-    /// The same for the telemetry's exporter, which waits on it while telemetry is off (a `WakeSignal` has one
-    /// waiter).
+    /// The same for the telemetry's exporter, which resolves its settings again only when it rang: it takes the
+    /// signal at each round, and waits on it while telemetry is off (a `WakeSignal` has one waiter).
     nonisolated let reloadedForTelemetry = WakeSignal()
 
     /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.

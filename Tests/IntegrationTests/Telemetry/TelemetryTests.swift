@@ -201,6 +201,40 @@ import Testing
         #expect(lines.count <= 2, "\(lines)")
     }
 
+    @Test("A reload turns the export on, and another moves it to a new collector")
+    func reloadsTakeEffect() async throws {
+        let first = try Self.collector()
+        defer { first.stop() }
+        let second = try Self.collector()
+        defer { second.stop() }
+        // No collector named: off until the reload below.
+        let daemon = try DaemonProcess.serving(
+            Fixtures.all, environment: ["OTEL_BLRP_SCHEDULE_DELAY": "200", "OTEL_METRIC_EXPORT_INTERVAL": "200"])
+        defer { daemon.cleanUp() }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        func reload(to collector: FakePushwooshServer) throws {
+            var text = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+            if let section = text.range(of: "[Telemetry]") { text.removeSubrange(section.lowerBound...) }
+            text += "[Telemetry]\nOTLPEndpoint=http://127.0.0.1:\(collector.port)\n"
+            try text.write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+            #expect(try session.result("reload", [:]) != nil)
+        }
+
+        // The reload applies at the exporter's next round: its first export says it did, and reads count from then.
+        try reload(to: first)
+        _ = try await Self.export("metrics", 0, from: first)
+        _ = try session.get("new_checkout")
+        _ = try await Self.records(until: "new_checkout", count: 1, from: first)
+
+        try reload(to: second)
+        let before = first.requests.count
+        _ = try await Self.export("metrics", 0, from: second)
+        // Only the round under way when the reload came may still have gone to the first collector.
+        #expect(first.requests.count <= before + 2, "the exports stayed with the first collector")
+        _ = try session.get("search_v2")
+        _ = try await Self.records(until: "search_v2", count: 1, from: second)
+    }
+
     @Test("Records are bounded per interval (MaxEvaluationRecords), the rest counted as dropped")
     func recordsAreBounded() async throws {
         let collector = try Self.collector()

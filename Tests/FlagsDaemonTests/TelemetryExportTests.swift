@@ -80,6 +80,36 @@ import Testing
         #expect(asked.failures == 0)
     }
 
+    @Test("A backoff ends when the other signal's export goes through again; the collector's Retry-After stands")
+    func collectorReturns() {
+        var waiting = ExportSchedule(due: 0)
+        for _ in 0..<4 { waiting.failed(now: 100, retryAfter: nil, random: 0) }
+        #expect(waiting.due == 104)
+        waiting.collectorReturned(now: 101)
+        #expect(waiting.due == 101, "the backoff's wait did not end")
+        // Only the first success after failures says the collector is back.
+        let first = waiting.sent(now: 102, interval: .seconds(60))
+        let second = waiting.sent(now: 103, interval: .seconds(60))
+        #expect(first && !second)
+        // At its interval, not in a backoff: left alone.
+        waiting.collectorReturned(now: 110)
+        #expect(waiting.due == 163)
+        // The collector said when this signal may come back: the other's success does not change it.
+        var asked = ExportSchedule(due: 0)
+        asked.failed(now: 100, retryAfter: 30, random: 0)
+        asked.collectorReturned(now: 101)
+        #expect(asked.due == 130)
+        // A wait the backoff drew after the Retry-After is the backoff's again.
+        asked.failed(now: 131, retryAfter: nil, random: 0)
+        asked.collectorReturned(now: 132)
+        #expect(asked.due == 132)
+        // A refusal is an answer, not a failure: the next export at the interval, no backoff left.
+        asked.refused(now: 133, interval: .seconds(60))
+        #expect(!asked.isBackingOff)
+        asked.collectorReturned(now: 134)
+        #expect(asked.due == 193)
+    }
+
     @Test("OTLP's retryable statuses are tried again, the rest refused; no answer is tried again")
     func outcomes() {
         let unavailable = PushwooshError.httpStatus(503, retryAfter: "7", body: [])

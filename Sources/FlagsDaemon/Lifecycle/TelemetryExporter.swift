@@ -8,7 +8,8 @@ import UnixIO
 /// Its own task, its own HTTP client: a slow or absent collector delays nothing but the next export. Metrics are
 /// cumulative, so a failed export loses nothing the next one does not carry; the evaluation records of a failed
 /// export go back to the tally, which bounds them. A failure waits `ExportBackoff`'s jittered, capped time (or
-/// the collector's `Retry-After`) before the next attempt; a refused body (any other HTTP status) is dropped and
+/// the collector's `Retry-After`) before the next attempt, until the other signal's export to the same collector
+/// goes through again (`ExportSchedule.collectorReturned`); a refused body (any other HTTP status) is dropped and
 /// counted, never sent again. The settings are resolved before the daemon serves and again after each reload
 /// (at the round that ends the wait it came during), so that a reload turns the export on, off or elsewhere.
 final class TelemetryExporter: Service {
@@ -59,19 +60,11 @@ final class TelemetryExporter: Service {
     /// Both signals' schedules for `resolution`: the first export of each one interval after `now`.
     private static func schedules(
         for resolution: TelemetrySettings.Resolution, now: Double
-    ) -> (metrics: Schedule, logs: Schedule) {
+    ) -> (metrics: ExportSchedule, logs: ExportSchedule) {
         (
-            Schedule(due: now + (resolution.settings?.metrics.interval.seconds ?? 0)),
-            Schedule(due: now + (resolution.settings?.logs.interval.seconds ?? 0))
+            ExportSchedule(due: now + (resolution.settings?.metrics.interval.seconds ?? 0)),
+            ExportSchedule(due: now + (resolution.settings?.logs.interval.seconds ?? 0))
         )
-    }
-
-    /// One signal's schedule: when it is due (monotonic seconds), its backoff, and whether it is failing.
-    private struct Schedule {
-        var due: Double
-        var backoff = ExportBackoff()
-        /// The last failure logged, so that a collector that stays down is logged once, not every attempt.
-        var failure: String?
     }
 
     func run() async {
@@ -126,14 +119,18 @@ final class TelemetryExporter: Service {
                 let families = await server.metricFamilies()
                 let body = encoder.metrics(families, nowNanos: MonotonicClock.wallNanoseconds())
                 let outcome = await send(body, to: settings.metrics.url, headers: settings.headers, with: http)
-                finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metrics.interval)
+                if finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metrics.interval),
+                    settings.oneCollector
+                {
+                    logsSchedule.collectorReturned(now: MonotonicClock.seconds())
+                }
             }
             if logsSchedule.due <= now {
                 let (configuration, stack) = (current.configuration, reloader.stacks.current)
                 tally.markStale(stack.refresher.status.withLock(\.stale))
                 let batch = tally.take()
                 guard !batch.entries.isEmpty else {
-                    logsSchedule.due = now + settings.logs.interval.seconds
+                    logsSchedule.skipped(now: now, interval: settings.logs.interval)
                     continue
                 }
                 let context = OTLPEncoder.EvaluationContext(
@@ -150,7 +147,11 @@ final class TelemetryExporter: Service {
                 case .failed: tally.giveBack(batch)
                 case .refused: tally.refused(batch)
                 }
-                finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logs.interval)
+                if finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logs.interval),
+                    settings.oneCollector
+                {
+                    metricsSchedule.collectorReturned(now: MonotonicClock.seconds())
+                }
             }
         }
     }
@@ -190,39 +191,42 @@ final class TelemetryExporter: Service {
         return .failed(reason: reason, retryAfter: error.retryAfter.flatMap { RetryAfter.seconds($0, now: now) })
     }
 
-    private func finish(_ schedule: inout Schedule, signal: String, outcome: Outcome, interval: Duration) {
+    /// Counts and logs how an export ended and schedules the signal's next one; true when the export went through
+    /// after failures, so that the collector is back.
+    private func finish(
+        _ schedule: inout ExportSchedule, signal: String, outcome: Outcome, interval: Duration
+    ) -> Bool {
         let now = MonotonicClock.seconds()
         metrics.telemetryExport(signal: signal, outcome: outcome.label)
         switch outcome {
         case .sent:
-            schedule.backoff.succeeded()
-            schedule.due = now + interval.seconds
-            if schedule.failure.take() != nil {
+            let returned = schedule.sent(now: now, interval: interval)
+            if schedule.reported.take() != nil {
                 logger.notice(
                     "the collector takes \(signal) again", ["PWFLAGS_EVENT": "telemetry-resumed", "SIGNAL": signal])
             }
+            return returned
         case .failed(let reason, let retryAfter):
-            let wait = schedule.backoff.next(retryAfter: retryAfter, random: Double.random(in: 0..<1))
-            schedule.due = now + wait.seconds
+            schedule.failed(now: now, retryAfter: retryAfter, random: Double.random(in: 0..<1))
             report(
                 reason, of: &schedule,
                 "cannot export \(signal) to the collector (\(reason)); trying again with backoff",
                 ["PWFLAGS_EVENT": "telemetry-failed", "SIGNAL": signal, "REASON": reason])
         case .refused(let reason):
-            schedule.backoff.succeeded()
-            schedule.due = now + interval.seconds
+            schedule.refused(now: now, interval: interval)
             report(
                 reason, of: &schedule, "the collector refused the \(signal) (\(reason)); they are dropped",
                 ["PWFLAGS_EVENT": "telemetry-refused", "SIGNAL": signal, "REASON": reason])
         }
+        return false
     }
 
     /// Logs a failure once, until its reason changes: a collector that stays down is one line, not one a try.
     private func report(
-        _ reason: String, of schedule: inout Schedule, _ message: String, _ fields: KeyValuePairs<String, String>
+        _ reason: String, of schedule: inout ExportSchedule, _ message: String, _ fields: KeyValuePairs<String, String>
     ) {
-        guard schedule.failure != reason else { return }
-        schedule.failure = reason
+        guard schedule.reported != reason else { return }
+        schedule.reported = reason
         logger.warning(message, fields)
     }
 

@@ -171,6 +171,39 @@ import Testing
         #expect(daemon.log.contains("telemetry-refused"))
     }
 
+    @Test("When the collector is back, one signal's export going through ends the other's backoff at once")
+    func collectorReturnEndsBackoff() async throws {
+        let collector = try Self.collector()
+        defer { collector.stop() }
+        // Down for both signals. The metrics' answers carry Retry-After: 1, so that they come back first and soon;
+        // the records' backoff doubles from half a second.
+        collector.setDefaultReply(.retryAfter(503, value: "1"), for: "metrics")
+        collector.setDefaultReply(.status(503, body: "down"), for: "logs")
+        let daemon = try DaemonProcess.serving(Fixtures.all, environment: Self.environment(collector))
+        defer { daemon.cleanUp() }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        _ = try session.get("new_checkout")
+
+        // The fourth failed export of the records: the backoff after it waits at least 4 seconds.
+        _ = try await Self.export("logs", 3, from: collector)
+        collector.setDefaultReply(.ok, for: "metrics")
+        collector.setDefaultReply(.ok, for: "logs")
+        let back = ContinuousClock.now
+        let records = try await Self.export("logs", 4, from: collector)
+
+        let logs = collector.timedRequests.filter { $0.request.apiMethod == "logs" }
+        let returned = try #require(
+            collector.timedRequests.first { $0.request.apiMethod == "metrics" && $0.at > back }?.at)
+        #expect(returned <= logs[4].at, "the records went before the metrics were taken again")
+        #expect(
+            logs[4].at - logs[3].at < .seconds(3),
+            "the records waited \(logs[4].at - logs[3].at) after their failure, as if their backoff still held")
+        let resent = OTLPDecoder.records(try OTLPDecoder.decode(records.body, signal: "logs"))
+            .map { OTLPDecoder.attributes($0["attributes"]) }
+        #expect(resent.contains { $0["feature_flag.key"] == "new_checkout" })
+        #expect(await Eventually.wait { daemon.log.contains("telemetry-resumed") })
+    }
+
     @Test("A collector that hangs or is gone never delays a read, and is tried again with backoff")
     func slowAndDownCollectors() async throws {
         let collector = try Self.collector()

@@ -147,4 +147,61 @@ import Testing
         #expect(merged.entries.count == 2, "the stale read and one given back fit; the other given back is dropped")
         #expect(tally.droppedTotal == 3)
     }
+
+    @Test("Reads count as stale from the status that says the flags are, not from the next export")
+    func staleFromTheStatus() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (clock, fetcher, store, tally) = (ManualClock(), ScriptedFetcher(), FlagStore(), EvaluationTally())
+        tally.configure(enabled: true, limit: 10)
+        let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
+        fetcher.answer(.success(FeatureFlagsResponse(flags: [flag])))
+        var configuration = Configuration()
+        configuration.applicationCode = "ABCDE-12345"
+        configuration.refreshSpread = .zero
+        configuration.sessionStartDelay = .zero
+        let refresher = Refresher(
+            provider: PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: StateDirectory(path: directory.path))),
+            store: store, stateDirectory: StateDirectory(path: directory.path), configuration: configuration,
+            hwid: "hwid-1", clock: clock, bootID: "boot-a", jitter: { 0.5 }, logger: Logger(level: .err),
+            evaluations: tally)
+        await refresher.start()
+        await refresher.tick()
+        func reasons() -> Set<String> {
+            tally.evaluated("a", in: store.current)
+            return Set(tally.take().entries.keys.map(\.reason))
+        }
+        #expect(reasons() == ["targeting_match"])
+
+        // The interval's request fails past RefreshInterval: the status says stale, and so does the next read.
+        fetcher.answer(.failure(.httpStatus(503)))
+        clock.advance(by: configuration.refreshInterval.seconds + 1)
+        await refresher.tick()
+        #expect(refresher.status.withLock(\.stale))
+        #expect(reasons() == ["stale"])
+
+        // A fetch that succeeds ends it as promptly.
+        fetcher.answer(.success(FeatureFlagsResponse(flags: [flag])))
+        let result = await refresher.fetch(automatic: false)
+        guard case .fetched = result else {
+            Issue.record("the fetch did not succeed: \(result)")
+            return
+        }
+        #expect(!refresher.status.withLock(\.stale))
+        #expect(reasons() == ["targeting_match"])
+
+        // Stale again, then a reload retires the refresher: what it still publishes no longer reaches the tally,
+        // which the next source's status has set.
+        fetcher.answer(.failure(.httpStatus(503)))
+        clock.advance(by: configuration.refreshInterval.seconds + 1)
+        await refresher.tick()
+        #expect(reasons() == ["stale"])
+        await refresher.retire()
+        tally.markStale(false)
+        _ = await refresher.setAppState(foreground: false)
+        #expect(refresher.status.withLock(\.stale))
+        #expect(reasons() == ["targeting_match"])
+    }
 }

@@ -69,6 +69,7 @@ public final class Daemon: Sendable {
             stateDirectory: stateDirectory,
             logger: logger,
             metrics: metrics,
+            evaluations: evaluations,
             policy: policy
         )
         await reloader.prepare()

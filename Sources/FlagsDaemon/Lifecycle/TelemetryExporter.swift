@@ -127,7 +127,6 @@ final class TelemetryExporter: Service {
             }
             if logsSchedule.due <= now {
                 let (configuration, stack) = (current.configuration, reloader.stacks.current)
-                tally.markStale(stack.refresher.status.withLock(\.stale))
                 let batch = tally.take()
                 guard !batch.entries.isEmpty else {
                     logsSchedule.skipped(now: now, interval: settings.logs.interval)

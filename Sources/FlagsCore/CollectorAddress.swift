@@ -43,6 +43,14 @@ public struct CollectorAddress: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { base }
 
+    /// The scheme and authority of a signal's `url` (`https://otel.example.net:4318`), lowercased: which collector
+    /// it names, whatever the path.
+    public static func origin(of url: String) -> String {
+        let lowered = url.lowercased()
+        let schemeLength = lowered.hasPrefix("https://") ? 8 : lowered.hasPrefix("http://") ? 7 : 0
+        return String(lowered.prefix(schemeLength) + lowered.dropFirst(schemeLength).prefix { $0 != "/" })
+    }
+
     private static func host(of authority: Substring) -> Substring {
         if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
             return authority[authority.index(after: authority.startIndex)..<close]

@@ -31,6 +31,9 @@ import Testing
         #expect(
             (try? CollectorAddress.parse("https://c.example/").get())?.url(for: "v1/logs")
                 == "https://c.example/v1/logs")
+        // The collector an address names: its scheme and authority, whatever the path.
+        #expect(CollectorAddress.origin(of: "HTTPS://Otel.example.net:4318/v1/logs") == "https://otel.example.net:4318")
+        #expect(CollectorAddress.origin(of: "http://127.0.0.1:4318") == "http://127.0.0.1:4318")
     }
 
     @Test("--check-config refuses a collector's address that could leak or could not be used")

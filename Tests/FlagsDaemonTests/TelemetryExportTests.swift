@@ -80,6 +80,36 @@ import Testing
         #expect(asked.failures == 0)
     }
 
+    @Test("A backoff ends when the other signal's export goes through again; the collector's Retry-After stands")
+    func collectorReturns() {
+        var waiting = ExportSchedule(due: 0)
+        for _ in 0..<4 { waiting.failed(now: 100, retryAfter: nil, random: 0) }
+        #expect(waiting.due == 104)
+        waiting.collectorReturned(now: 101)
+        #expect(waiting.due == 101, "the backoff's wait did not end")
+        // Only the first success after failures says the collector is back.
+        let first = waiting.sent(now: 102, interval: .seconds(60))
+        let second = waiting.sent(now: 103, interval: .seconds(60))
+        #expect(first && !second)
+        // At its interval, not in a backoff: left alone.
+        waiting.collectorReturned(now: 110)
+        #expect(waiting.due == 163)
+        // The collector said when this signal may come back: the other's success does not change it.
+        var asked = ExportSchedule(due: 0)
+        asked.failed(now: 100, retryAfter: 30, random: 0)
+        asked.collectorReturned(now: 101)
+        #expect(asked.due == 130)
+        // A wait the backoff drew after the Retry-After is the backoff's again.
+        asked.failed(now: 131, retryAfter: nil, random: 0)
+        asked.collectorReturned(now: 132)
+        #expect(asked.due == 132)
+        // A refusal is an answer, not a failure: the next export at the interval, no backoff left.
+        asked.refused(now: 133, interval: .seconds(60))
+        #expect(!asked.isBackingOff)
+        asked.collectorReturned(now: 134)
+        #expect(asked.due == 193)
+    }
+
     @Test("OTLP's retryable statuses are tried again, the rest refused; no answer is tried again")
     func outcomes() {
         let unavailable = PushwooshError.httpStatus(503, retryAfter: "7", body: [])
@@ -116,5 +146,62 @@ import Testing
         #expect(merged.entries[key]?.count == 4)
         #expect(merged.entries.count == 2, "the stale read and one given back fit; the other given back is dropped")
         #expect(tally.droppedTotal == 3)
+    }
+
+    @Test("Reads count as stale from the status that says the flags are, not from the next export")
+    func staleFromTheStatus() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (clock, fetcher, store, tally) = (ManualClock(), ScriptedFetcher(), FlagStore(), EvaluationTally())
+        tally.configure(enabled: true, limit: 10)
+        let flag = Flag(key: "a", isEnabled: true, ruleId: "r1")
+        fetcher.answer(.success(FeatureFlagsResponse(flags: [flag])))
+        var configuration = Configuration()
+        configuration.applicationCode = "ABCDE-12345"
+        configuration.refreshSpread = .zero
+        configuration.sessionStartDelay = .zero
+        let refresher = Refresher(
+            provider: PushwooshProvider(
+                fetcher: fetcher, applicationCode: configuration.applicationCode,
+                diskCache: FlagCache(directory: StateDirectory(path: directory.path))),
+            store: store, stateDirectory: StateDirectory(path: directory.path), configuration: configuration,
+            hwid: "hwid-1", clock: clock, bootID: "boot-a", jitter: { 0.5 }, logger: Logger(level: .err),
+            evaluations: tally)
+        await refresher.start()
+        await refresher.tick()
+        func reasons() -> Set<String> {
+            tally.evaluated("a", in: store.current)
+            return Set(tally.take().entries.keys.map(\.reason))
+        }
+        #expect(reasons() == ["targeting_match"])
+
+        // The interval's request fails past RefreshInterval: the status says stale, and so does the next read.
+        fetcher.answer(.failure(.httpStatus(503)))
+        clock.advance(by: configuration.refreshInterval.seconds + 1)
+        await refresher.tick()
+        #expect(refresher.status.withLock(\.stale))
+        #expect(reasons() == ["stale"])
+
+        // A fetch that succeeds ends it as promptly.
+        fetcher.answer(.success(FeatureFlagsResponse(flags: [flag])))
+        let result = await refresher.fetch(automatic: false)
+        guard case .fetched = result else {
+            Issue.record("the fetch did not succeed: \(result)")
+            return
+        }
+        #expect(!refresher.status.withLock(\.stale))
+        #expect(reasons() == ["targeting_match"])
+
+        // Stale again, then a reload retires the refresher: what it still publishes no longer reaches the tally,
+        // which the next source's status has set.
+        fetcher.answer(.failure(.httpStatus(503)))
+        clock.advance(by: configuration.refreshInterval.seconds + 1)
+        await refresher.tick()
+        #expect(reasons() == ["stale"])
+        await refresher.retire()
+        tally.markStale(false)
+        _ = await refresher.setAppState(foreground: false)
+        #expect(refresher.status.withLock(\.stale))
+        #expect(reasons() == ["targeting_match"])
     }
 }

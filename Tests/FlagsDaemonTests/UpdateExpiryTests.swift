@@ -31,7 +31,7 @@ import UnixIO
             diskCache: FlagCache(directory: StateDirectory(path: "/nonexistent/pwflagsd-test")))
         return FlagFeed(
             provider: source, store: store, clock: clock, bootID: nil, logger: Logger(level: .err),
-            initial: RefresherStatus(userId: "u", foreground: true, session: 0))
+            initial: RefresherStatus(userId: "u", foreground: true, session: 0), evaluations: EvaluationTally())
     }
 
     @Test("Each update the refresher causes carries the expiry of its own fetch, seen by a subscriber at publish")

@@ -69,10 +69,11 @@ public final class Daemon: Sendable {
             stateDirectory: stateDirectory,
             logger: logger,
             metrics: metrics,
+            evaluations: evaluations,
             policy: policy
         )
         await reloader.prepare()
-        TelemetryExporter.prepare(
+        let telemetrySettings = TelemetryExporter.prepare(
             evaluations, configuration: configuration, environment: environment,
             instanceId: reloader.stacks.current.hwid)
 
@@ -127,7 +128,7 @@ public final class Daemon: Sendable {
         let metricsWriter = MetricsFileWriter(server: server, reloader: reloader, logger: logger)
         let telemetry = TelemetryExporter(
             server: server, reloader: reloader, tally: evaluations, metrics: metrics, environment: environment,
-            logger: logger)
+            initial: telemetrySettings, logger: logger)
         var services: [any Service] = [server]
         if let ofrep { services.append(ofrep.server) }
         if let bus { services.append(bus) }

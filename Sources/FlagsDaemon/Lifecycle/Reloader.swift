@@ -25,6 +25,8 @@ actor Reloader: Service {
     private let logger: Logger
     /// Handed to every stack, so that the counters outlive reloads.
     private let metrics: DaemonMetrics
+    /// Handed to every stack, whose refresher tells it whether the flags are stale.
+    private let evaluations: EvaluationTally
     private let queue = ReloadQueue<Result<Void, ConfigurationErrors>>()
     private let swaps = AsyncStream.makeStream(of: Swap.self)
     private var server: SocketServer?
@@ -40,8 +42,8 @@ actor Reloader: Service {
     nonisolated let stacks: StackGate
     /// Rung after every reload applied, for the metrics file's writer, which waits on it when it has no file.
     nonisolated let reloaded = WakeSignal()
-    /// The same for the telemetry's exporter, which waits on it while telemetry is off (a `WakeSignal` has one
-    /// waiter).
+    /// The same for the telemetry's exporter, which resolves its settings again only when it rang: it takes the
+    /// signal at each round, and waits on it while telemetry is off (a `WakeSignal` has one waiter).
     nonisolated let reloadedForTelemetry = WakeSignal()
 
     /// Builds the stack for `configuration`; `prepare()` then serves what it can without the network.
@@ -53,14 +55,16 @@ actor Reloader: Service {
         stateDirectory: StateDirectory,
         logger: Logger,
         metrics: DaemonMetrics = DaemonMetrics(),
+        evaluations: EvaluationTally = EvaluationTally(),
         policy: CallPolicy? = nil
     ) {
         self.policy = policy
         self.stacks = StackGate(
             ProviderStack(
                 configuration: configuration, environment: environment, store: store,
-                stateDirectory: stateDirectory, logger: logger, metrics: metrics))
+                stateDirectory: stateDirectory, logger: logger, metrics: metrics, evaluations: evaluations))
         self.metrics = metrics
+        self.evaluations = evaluations
         self.configuration = configuration
         self.load = load
         self.environment = environment
@@ -194,7 +198,7 @@ actor Reloader: Service {
         // Built after the old stack is retired: it reads the user id the old one can no longer change.
         let stack = ProviderStack(
             configuration: configuration, environment: environment, store: store,
-            stateDirectory: stateDirectory, logger: logger, metrics: metrics)
+            stateDirectory: stateDirectory, logger: logger, metrics: metrics, evaluations: evaluations)
         if stack.identity != old.identity {
             logger.notice("the flag source changed; flags of the previous one are no longer served (R7)")
         }

@@ -8,9 +8,10 @@ import UnixIO
 /// Its own task, its own HTTP client: a slow or absent collector delays nothing but the next export. Metrics are
 /// cumulative, so a failed export loses nothing the next one does not carry; the evaluation records of a failed
 /// export go back to the tally, which bounds them. A failure waits `ExportBackoff`'s jittered, capped time (or
-/// the collector's `Retry-After`) before the next attempt; a refused body (any other HTTP status) is dropped and
-/// counted, never sent again. The settings are resolved again at every round, so that a reload turns the export
-/// on, off or elsewhere.
+/// the collector's `Retry-After`) before the next attempt, until the other signal's export to the same collector
+/// goes through again (`ExportSchedule.collectorReturned`); a refused body (any other HTTP status) is dropped and
+/// counted, never sent again. The settings are resolved before the daemon serves and again after each reload
+/// (at the round that ends the wait it came during), so that a reload turns the export on, off or elsewhere.
 final class TelemetryExporter: Service {
     private let server: SocketServer
     private let reloader: Reloader
@@ -18,70 +19,88 @@ final class TelemetryExporter: Service {
     private let metrics: DaemonMetrics
     private let environment: [String: String]
     private let logger: Logger
+    /// What the daemon resolved before it served (`prepare`), in effect until a reload.
+    private let initial: Resolved
     /// When counting began: the start of every cumulative series.
     private let startNanos = MonotonicClock.wallNanoseconds()
 
     init(
         server: SocketServer, reloader: Reloader, tally: EvaluationTally, metrics: DaemonMetrics,
-        environment: [String: String], logger: Logger
+        environment: [String: String], initial: Resolved, logger: Logger
     ) {
         self.server = server
         self.reloader = reloader
         self.tally = tally
         self.metrics = metrics
         self.environment = environment
+        self.initial = initial
         self.logger = logger
     }
 
     var name: String { "telemetry exporter" }
 
-    /// Starts or stops counting reads for the settings `configuration` resolves to: called before the daemon
-    /// serves, so that the first reads are counted too, and by every round after.
-    @discardableResult
+    /// A configuration and the settings it resolves to with the environment.
+    struct Resolved: Sendable {
+        var configuration: Configuration
+        var resolution: TelemetrySettings.Resolution
+    }
+
+    /// Resolves the settings for `configuration` and starts or stops counting reads for them: called before the
+    /// daemon serves, so that the first reads are counted too, and by the exporter after each reload. Nothing else
+    /// changes them: the environment is the process's.
     static func prepare(
         _ tally: EvaluationTally, configuration: Configuration, environment: [String: String], instanceId: String
-    ) -> TelemetrySettings.Resolution {
+    ) -> Resolved {
         let resolution = TelemetrySettings.resolve(configuration, environment: environment, instanceId: instanceId)
         tally.configure(
             enabled: resolution.settings != nil, limit: resolution.settings?.records.limit ?? 0)
-        return resolution
+        return Resolved(configuration: configuration, resolution: resolution)
     }
 
-    /// One signal's schedule: when it is due (monotonic seconds), its backoff, and whether it is failing.
-    private struct Schedule {
-        var due: Double
-        var backoff = ExportBackoff()
-        /// The last failure logged, so that a collector that stays down is logged once, not every attempt.
-        var failure: String?
+    /// Both signals' schedules for `resolution`: the first export of each one interval after `now`.
+    private static func schedules(
+        for resolution: TelemetrySettings.Resolution, now: Double
+    ) -> (metrics: ExportSchedule, logs: ExportSchedule) {
+        (
+            ExportSchedule(due: now + (resolution.settings?.metrics.interval.seconds ?? 0)),
+            ExportSchedule(due: now + (resolution.settings?.logs.interval.seconds ?? 0))
+        )
     }
 
     func run() async {
-        var resolved: TelemetrySettings.Resolution?
+        var current = initial
         var client: (settings: TelemetrySettings, client: PushwooshClient)?
-        var metricsSchedule = Schedule(due: 0)
-        var logsSchedule = Schedule(due: 0)
+        var (metricsSchedule, logsSchedule) = Self.schedules(for: current.resolution, now: MonotonicClock.seconds())
+        announce(current.resolution)
+        // True when the wait below returned: it took the reload's signal.
+        var reloaded = false
         while !Task.isCancelled {
-            reloader.reloadedForTelemetry.clear()
-            let configuration = await reloader.configuration
-            let stack = reloader.stacks.current
-            let resolution = Self.prepare(
-                tally, configuration: configuration, environment: environment, instanceId: stack.hwid)
-            if resolution != resolved {
-                resolved = resolution
-                announce(resolution)
-                let now = MonotonicClock.seconds()
-                metricsSchedule = Schedule(due: now + (resolution.settings?.metrics.interval.seconds ?? 0))
-                logsSchedule = Schedule(due: now + (resolution.settings?.logs.interval.seconds ?? 0))
+            // Resolved again only after a reload: one that came while the exporter slept is applied at the round
+            // that ends the sleep. Taken before the configuration is read, so that a reload meanwhile is seen at
+            // the next round.
+            if reloaded || reloader.reloadedForTelemetry.take() {
+                reloaded = false
+                let configuration = await reloader.configuration
+                let resolved = Self.prepare(
+                    tally, configuration: configuration, environment: environment,
+                    instanceId: reloader.stacks.current.hwid)
+                if resolved.resolution != current.resolution {
+                    announce(resolved.resolution)
+                    (metricsSchedule, logsSchedule) = Self.schedules(
+                        for: resolved.resolution, now: MonotonicClock.seconds())
+                }
+                current = resolved
             }
-            guard let settings = resolution.settings else {
+            guard let settings = current.resolution.settings else {
                 client = nil
                 // Off: nothing to do until a reload turns it on; no timer wakes the daemon meanwhile.
                 await reloader.reloadedForTelemetry.wait()
+                reloaded = true
                 continue
             }
             let http: PushwooshClient
-            if let current = client, current.settings == settings {
-                http = current.client
+            if let kept = client, kept.settings == settings {
+                http = kept.client
             } else {
                 http = PushwooshClient(
                     apiToken: nil, requestTimeout: settings.timeout, maximumReplyBytes: 64 * 1024,
@@ -100,13 +119,17 @@ final class TelemetryExporter: Service {
                 let families = await server.metricFamilies()
                 let body = encoder.metrics(families, nowNanos: MonotonicClock.wallNanoseconds())
                 let outcome = await send(body, to: settings.metrics.url, headers: settings.headers, with: http)
-                finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metrics.interval)
+                if finish(&metricsSchedule, signal: "metrics", outcome: outcome, interval: settings.metrics.interval),
+                    settings.oneCollector
+                {
+                    logsSchedule.collectorReturned(now: MonotonicClock.seconds())
+                }
             }
             if logsSchedule.due <= now {
-                tally.markStale(stack.refresher.status.withLock(\.stale))
+                let (configuration, stack) = (current.configuration, reloader.stacks.current)
                 let batch = tally.take()
                 guard !batch.entries.isEmpty else {
-                    logsSchedule.due = now + settings.logs.interval.seconds
+                    logsSchedule.skipped(now: now, interval: settings.logs.interval)
                     continue
                 }
                 let context = OTLPEncoder.EvaluationContext(
@@ -123,7 +146,11 @@ final class TelemetryExporter: Service {
                 case .failed: tally.giveBack(batch)
                 case .refused: tally.refused(batch)
                 }
-                finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logs.interval)
+                if finish(&logsSchedule, signal: "logs", outcome: outcome, interval: settings.logs.interval),
+                    settings.oneCollector
+                {
+                    metricsSchedule.collectorReturned(now: MonotonicClock.seconds())
+                }
             }
         }
     }
@@ -163,39 +190,42 @@ final class TelemetryExporter: Service {
         return .failed(reason: reason, retryAfter: error.retryAfter.flatMap { RetryAfter.seconds($0, now: now) })
     }
 
-    private func finish(_ schedule: inout Schedule, signal: String, outcome: Outcome, interval: Duration) {
+    /// Counts and logs how an export ended and schedules the signal's next one; true when the export went through
+    /// after failures, so that the collector is back.
+    private func finish(
+        _ schedule: inout ExportSchedule, signal: String, outcome: Outcome, interval: Duration
+    ) -> Bool {
         let now = MonotonicClock.seconds()
         metrics.telemetryExport(signal: signal, outcome: outcome.label)
         switch outcome {
         case .sent:
-            schedule.backoff.succeeded()
-            schedule.due = now + interval.seconds
-            if schedule.failure.take() != nil {
+            let returned = schedule.sent(now: now, interval: interval)
+            if schedule.reported.take() != nil {
                 logger.notice(
                     "the collector takes \(signal) again", ["PWFLAGS_EVENT": "telemetry-resumed", "SIGNAL": signal])
             }
+            return returned
         case .failed(let reason, let retryAfter):
-            let wait = schedule.backoff.next(retryAfter: retryAfter, random: Double.random(in: 0..<1))
-            schedule.due = now + wait.seconds
+            schedule.failed(now: now, retryAfter: retryAfter, random: Double.random(in: 0..<1))
             report(
                 reason, of: &schedule,
                 "cannot export \(signal) to the collector (\(reason)); trying again with backoff",
                 ["PWFLAGS_EVENT": "telemetry-failed", "SIGNAL": signal, "REASON": reason])
         case .refused(let reason):
-            schedule.backoff.succeeded()
-            schedule.due = now + interval.seconds
+            schedule.refused(now: now, interval: interval)
             report(
                 reason, of: &schedule, "the collector refused the \(signal) (\(reason)); they are dropped",
                 ["PWFLAGS_EVENT": "telemetry-refused", "SIGNAL": signal, "REASON": reason])
         }
+        return false
     }
 
     /// Logs a failure once, until its reason changes: a collector that stays down is one line, not one a try.
     private func report(
-        _ reason: String, of schedule: inout Schedule, _ message: String, _ fields: KeyValuePairs<String, String>
+        _ reason: String, of schedule: inout ExportSchedule, _ message: String, _ fields: KeyValuePairs<String, String>
     ) {
-        guard schedule.failure != reason else { return }
-        schedule.failure = reason
+        guard schedule.reported != reason else { return }
+        schedule.reported = reason
         logger.warning(message, fields)
     }
 

@@ -44,12 +44,16 @@ struct FlagFeed {
 
     /// The status fields, readable without waiting on the refresher's actor.
     let status: Locked<RefresherStatus>
+    /// Told at every status published whether the flags are stale, for the evaluation records' reason; nil once
+    /// the refresher retired, so that a retired source never marks the tally the next one keeps.
+    private var evaluations: EvaluationTally?
 
     init(
         provider: any FlagProvider, store: FlagStore, clock: any DaemonClock, bootID: String?, logger: Logger,
-        initial: RefresherStatus
+        initial: RefresherStatus, evaluations: EvaluationTally
     ) {
         self.store = store
+        self.evaluations = evaluations
         self.mark = provider.mark
         switch provider.upkeep {
         case .watched(let watch):
@@ -179,7 +183,8 @@ struct FlagFeed {
         store.restamp(expiry)
     }
 
-    /// Publishes the status: the refresher's `timers` with what the feed knows of the flags and the disk.
+    /// Publishes the status: the refresher's `timers` with what the feed knows of the flags and the disk. The
+    /// tally learns `stale` here too, so that the records' reason changes when the status does.
     mutating func publish(_ timers: RefresherStatus) {
         self.timers = timers
         var snapshot = timers
@@ -188,7 +193,13 @@ struct FlagFeed {
         snapshot.expired = expired
         snapshot.servingSeed = servingSeed
         status.withLock { $0 = snapshot }
+        evaluations?.markStale(snapshot.stale)
         StatusChange.signal.signal()
+    }
+
+    /// The refresher retired: from now on the status it may still publish tells the tally nothing.
+    mutating func retire() {
+        evaluations = nil
     }
 
     // MARK: The disk cache

@@ -24,7 +24,8 @@ final class ProviderStack: Sendable {
         store: FlagStore,
         stateDirectory: StateDirectory,
         logger: Logger,
-        metrics: DaemonMetrics = DaemonMetrics()
+        metrics: DaemonMetrics = DaemonMetrics(),
+        evaluations: EvaluationTally = EvaluationTally()
     ) {
         self.configuration = configuration
         let hwid = Self.resolveHWID(configuration, stateDirectory: stateDirectory, logger: logger)
@@ -50,7 +51,8 @@ final class ProviderStack: Sendable {
             configuration: configuration,
             hwid: hwid,
             logger: logger,
-            metrics: metrics
+            metrics: metrics,
+            evaluations: evaluations
         )
         self.refresher = refresher
         self.impressions = ImpressionReporter(fetcher: provider.impressionSink, store: store, logger: logger) {

@@ -161,10 +161,11 @@ extension Refresher {
 
     /// A reload replaced this refresher, or the daemon stops: cancels what is in flight (its callers get status
     /// 0, so that stopping never waits for a slow server), and from now on nothing is sent and nothing is written
-    /// (store, disk cache, user id), not even for a reply already on its way.
+    /// (store, disk cache, user id, the tally's `stale`), not even for a reply already on its way.
     func retire() {
         if case .fetching(_, let task) = phase { task.cancel() }
         phase = .retired
+        feed.retire()
         wake()
     }
 }

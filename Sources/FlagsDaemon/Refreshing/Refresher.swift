@@ -83,6 +83,7 @@ actor Refresher {
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger,
         metrics: DaemonMetrics = DaemonMetrics(),
+        evaluations: EvaluationTally = EvaluationTally(),
         onSessionStart: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.metrics = metrics
@@ -106,7 +107,8 @@ actor Refresher {
         let feed = FlagFeed(
             provider: provider, store: store, clock: clock, bootID: bootID, logger: logger,
             initial: RefresherStatus(
-                userId: userId, foreground: policy.isForeground, session: 0, problem: provider.problem))
+                userId: userId, foreground: policy.isForeground, session: 0, problem: provider.problem),
+            evaluations: evaluations)
         self.feed = feed
         self.status = feed.status
     }

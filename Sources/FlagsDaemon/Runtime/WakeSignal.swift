@@ -30,6 +30,14 @@ final class WakeSignal: Sendable {
         state.withLock { $0.pending = false }
     }
 
+    /// Takes a kept signal without waiting: true when one was given since the last wait, take or clear.
+    func take() -> Bool {
+        state.withLock { state in
+            defer { state.pending = false }
+            return state.pending
+        }
+    }
+
     /// Returns at the next signal (or at once for a kept one), or when the task is cancelled.
     func wait() async {
         await withTaskCancellationHandler {

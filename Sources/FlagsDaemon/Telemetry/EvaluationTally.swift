@@ -41,7 +41,8 @@ final class EvaluationTally: Sendable {
     static let maximumKeyBytes = 256
 
     private let on = Atomic<Bool>(false)
-    /// The refresher's verdict, which turns every reason into `stale` while it holds.
+    /// The refresher's verdict, which turns every reason into `stale` while it holds; its feed sets it with every
+    /// status it publishes (`markStale`).
     private let stale = Atomic<Bool>(false)
     private let state = Locked(State())
 
@@ -66,8 +67,12 @@ final class EvaluationTally: Sendable {
     /// Whether reads are counted now.
     var isOn: Bool { on.load(ordering: .relaxed) }
 
-    /// Tells the tally whether the served flags are stale (refreshes fail past their time).
+    /// Tells the tally whether the served flags are stale (refreshes fail past their time): called by the feed of
+    /// the refresher in effect whenever it publishes the status, so that a read counts as `stale` from the moment
+    /// `status` says so. Only a change is stored: a status published at every call need not dirty the cache line
+    /// every read loads.
     func markStale(_ isStale: Bool) {
+        guard stale.load(ordering: .relaxed) != isStale else { return }
         stale.store(isStale, ordering: .relaxed)
     }
 

@@ -30,6 +30,12 @@ struct TelemetrySettings: Sendable, Equatable {
 
     typealias Attribute = OTLPEncoder.Attribute
 
+    /// True when both signals go to one collector (the same scheme, host and port): one signal's export that goes
+    /// through after failures then says the other's collector is back too.
+    var oneCollector: Bool {
+        CollectorAddress.origin(of: metrics.url) == CollectorAddress.origin(of: logs.url)
+    }
+
     /// What the variables and keys resolve to: the settings (nil: telemetry is off) and what was wrong with them.
     struct Resolution: Sendable, Equatable {
         var settings: TelemetrySettings?

@@ -171,6 +171,39 @@ import Testing
         #expect(daemon.log.contains("telemetry-refused"))
     }
 
+    @Test("When the collector is back, one signal's export going through ends the other's backoff at once")
+    func collectorReturnEndsBackoff() async throws {
+        let collector = try Self.collector()
+        defer { collector.stop() }
+        // Down for both signals. The metrics' answers carry Retry-After: 1, so that they come back first and soon;
+        // the records' backoff doubles from half a second.
+        collector.setDefaultReply(.retryAfter(503, value: "1"), for: "metrics")
+        collector.setDefaultReply(.status(503, body: "down"), for: "logs")
+        let daemon = try DaemonProcess.serving(Fixtures.all, environment: Self.environment(collector))
+        defer { daemon.cleanUp() }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        _ = try session.get("new_checkout")
+
+        // The fourth failed export of the records: the backoff after it waits at least 4 seconds.
+        _ = try await Self.export("logs", 3, from: collector)
+        collector.setDefaultReply(.ok, for: "metrics")
+        collector.setDefaultReply(.ok, for: "logs")
+        let back = ContinuousClock.now
+        let records = try await Self.export("logs", 4, from: collector)
+
+        let logs = collector.timedRequests.filter { $0.request.apiMethod == "logs" }
+        let returned = try #require(
+            collector.timedRequests.first { $0.request.apiMethod == "metrics" && $0.at > back }?.at)
+        #expect(returned <= logs[4].at, "the records went before the metrics were taken again")
+        #expect(
+            logs[4].at - logs[3].at < .seconds(3),
+            "the records waited \(logs[4].at - logs[3].at) after their failure, as if their backoff still held")
+        let resent = OTLPDecoder.records(try OTLPDecoder.decode(records.body, signal: "logs"))
+            .map { OTLPDecoder.attributes($0["attributes"]) }
+        #expect(resent.contains { $0["feature_flag.key"] == "new_checkout" })
+        #expect(await Eventually.wait { daemon.log.contains("telemetry-resumed") })
+    }
+
     @Test("A collector that hangs or is gone never delays a read, and is tried again with backoff")
     func slowAndDownCollectors() async throws {
         let collector = try Self.collector()
@@ -199,6 +232,40 @@ import Testing
             $0.contains("telemetry-failed") && $0.contains("metrics")
         }
         #expect(lines.count <= 2, "\(lines)")
+    }
+
+    @Test("A reload turns the export on, and another moves it to a new collector")
+    func reloadsTakeEffect() async throws {
+        let first = try Self.collector()
+        defer { first.stop() }
+        let second = try Self.collector()
+        defer { second.stop() }
+        // No collector named: off until the reload below.
+        let daemon = try DaemonProcess.serving(
+            Fixtures.all, environment: ["OTEL_BLRP_SCHEDULE_DELAY": "200", "OTEL_METRIC_EXPORT_INTERVAL": "200"])
+        defer { daemon.cleanUp() }
+        let session = try SocketSession(socketPath: daemon.socketPath)
+        func reload(to collector: FakePushwooshServer) throws {
+            var text = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+            if let section = text.range(of: "[Telemetry]") { text.removeSubrange(section.lowerBound...) }
+            text += "[Telemetry]\nOTLPEndpoint=http://127.0.0.1:\(collector.port)\n"
+            try text.write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+            #expect(try session.result("reload", [:]) != nil)
+        }
+
+        // The reload applies at the exporter's next round: its first export says it did, and reads count from then.
+        try reload(to: first)
+        _ = try await Self.export("metrics", 0, from: first)
+        _ = try session.get("new_checkout")
+        _ = try await Self.records(until: "new_checkout", count: 1, from: first)
+
+        try reload(to: second)
+        let before = first.requests.count
+        _ = try await Self.export("metrics", 0, from: second)
+        // Only the round under way when the reload came may still have gone to the first collector.
+        #expect(first.requests.count <= before + 2, "the exports stayed with the first collector")
+        _ = try session.get("search_v2")
+        _ = try await Self.records(until: "search_v2", count: 1, from: second)
     }
 
     @Test("Records are bounded per interval (MaxEvaluationRecords), the rest counted as dropped")

@@ -19,10 +19,9 @@ final class BusConnection {
         var bus: OpaquePointer?
         let opened = sd_bus_new(&bus)
         guard opened >= 0, let bus else { throw SystemError("sd_bus_new", errno: -opened) }
-        self.bus = bus
         do {
             try Self.check("sd_bus_set_description", sd_bus_set_description(bus, description))
-            try Self.check("sd_bus_set_address", Self.setAddress(bus, kind: kind))
+            try Self.setAddress(bus, kind: kind)
             try Self.check("sd_bus_set_bus_client", sd_bus_set_bus_client(bus, 1))
             try Self.check("sd_bus_set_watch_bind", sd_bus_set_watch_bind(bus, 1))
             try Self.check("sd_bus_set_connected_signal", sd_bus_set_connected_signal(bus, 1))
@@ -31,6 +30,9 @@ final class BusConnection {
             sd_bus_close_unref(bus)
             throw error
         }
+        // Only now: an initializer that throws once every stored property is set runs `deinit`, which would
+        // release the bus a second time (sd-bus then aborts the daemon closing a descriptor already closed).
+        self.bus = bus
     }
 
     deinit {
@@ -41,19 +43,25 @@ final class BusConnection {
     }
 
     /// The address sd-bus's own `sd_bus_open_system`/`_user` would use: `$DBUS_SYSTEM_BUS_ADDRESS` or the
-    /// system bus's socket; `$DBUS_SESSION_BUS_ADDRESS` or the user's bus under `$XDG_RUNTIME_DIR`.
-    private static func setAddress(_ bus: OpaquePointer, kind: MessageBus) -> Int32 {
+    /// system bus's socket; `$DBUS_SESSION_BUS_ADDRESS` or the user's bus under `$XDG_RUNTIME_DIR`. Throws, saying
+    /// so, when the session bus has neither.
+    private static func setAddress(_ bus: OpaquePointer, kind: MessageBus) throws(SystemError) {
+        let address: String
         switch kind {
         case .system:
-            let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
-            return sd_bus_set_address(bus, address ?? "unix:path=/run/dbus/system_bus_socket")
+            address =
+                getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) } ?? "unix:path=/run/dbus/system_bus_socket"
         case .session:
-            if let address = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }) {
-                return sd_bus_set_address(bus, address)
+            if let given = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }) {
+                address = given
+            } else if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }) {
+                address = "unix:path=\(runtime)/bus"
+            } else {
+                throw SystemError(
+                    "no session bus: neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set", errno: ENOENT)
             }
-            guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }) else { return -ENOENT }
-            return sd_bus_set_address(bus, "unix:path=\(runtime)/bus")
         }
+        try check("sd_bus_set_address", sd_bus_set_address(bus, address))
     }
 
     private static func check(_ call: String, _ result: Int32) throws(SystemError) {

@@ -53,6 +53,9 @@ final class BusLoop: LoopMember, @unchecked Sendable {
     private var callShare = ConnectionShare()
     private var retryDelay: UInt64 = BusLoop.firstRetry
     private var retryAt: UInt64?
+    /// Why the last attempt to connect failed, once logged: a bus that stays out of reach is logged once, and again
+    /// only when the reason changes or after it served.
+    private var loggedFailure: String?
     private var running = true
     /// The control calls being carried out off the loop, by id: a call's message never leaves the loop's thread
     /// (sd-bus counts its references without atomics), only its id and its reply travel.
@@ -216,7 +219,14 @@ final class BusLoop: LoopMember, @unchecked Sendable {
             self.connection = connection
             report("connecting")
         } catch {
-            schedule(because: "\(error)")
+            let reason = "\(error)"
+            if reason != loggedFailure {
+                loggedFailure = reason
+                logger.warning(
+                    "cannot connect to the \(kind.rawValue) bus; the socket serves meanwhile, and the daemon tries again",
+                    ["REASON": reason])
+            }
+            schedule(because: reason)
         }
     }
 
@@ -350,6 +360,7 @@ final class BusLoop: LoopMember, @unchecked Sendable {
                 ["BUS_NAME": name])
         } else {
             retryDelay = Self.firstRetry
+            loggedFailure = nil
             report("serving")
             logger.notice("serving on the \(kind.rawValue) bus", ["BUS_NAME": name])
         }

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import FlagsDaemon
 
 /// The loop's table of descriptors: lookups by number, the count, iteration in descriptor order, and storage that
 /// shrinks once a burst of high descriptors has closed.
-@Suite struct DescriptorTableTests {
+@Suite(.hangLimit) struct DescriptorTableTests {
     final class Entry {
         let name: String
         init(_ name: String) { self.name = name }

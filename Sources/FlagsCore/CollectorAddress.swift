@@ -12,8 +12,8 @@ public struct CollectorAddress: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ value: String) -> Result<CollectorAddress, Problem> {
         guard ConfigurationParser.isHTTPURL(value) else { return .failure(.notHTTP) }
         let lowered = value.lowercased()
-        let rest = lowered.dropFirst(lowered.hasPrefix("https://") ? 8 : 7)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let rest = afterScheme(lowered)
+        let authority = Self.authority(of: rest)
         guard !authority.contains("@") else { return .failure(.credentials) }
         guard !rest.contains("?"), !rest.contains("#") else { return .failure(.query) }
         if lowered.hasPrefix("http://") {
@@ -47,8 +47,18 @@ public struct CollectorAddress: Sendable, Equatable, CustomStringConvertible {
     /// it names, whatever the path.
     public static func origin(of url: String) -> String {
         let lowered = url.lowercased()
-        let schemeLength = lowered.hasPrefix("https://") ? 8 : lowered.hasPrefix("http://") ? 7 : 0
-        return String(lowered.prefix(schemeLength) + lowered.dropFirst(schemeLength).prefix { $0 != "/" })
+        let rest = afterScheme(lowered)
+        return String(lowered[..<rest.startIndex] + authority(of: rest))
+    }
+
+    /// `lowered` past its `https://` or `http://`.
+    private static func afterScheme(_ lowered: String) -> Substring {
+        lowered.dropFirst(lowered.hasPrefix("https://") ? 8 : lowered.hasPrefix("http://") ? 7 : 0)
+    }
+
+    /// The host and port at the start of `rest`: up to its path, query or fragment.
+    private static func authority(of rest: Substring) -> Substring {
+        rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     }
 
     private static func host(of authority: Substring) -> Substring {
